@@ -1,4 +1,5 @@
-"""Place search, geocoding, boundaries, routing, reachable ranges and traffic: protocols and implementations.
+"""Place search, geocoding, boundaries, routing, reachable ranges and traffic: protocols and
+implementations.
 
 Not built yet: see the open issues.
 """

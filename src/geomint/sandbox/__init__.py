@@ -1,0 +1,27 @@
+"""Running model-written Python isolated, fast, with errors a model can correct.
+
+Gate 1 (:mod:`geomint.sandbox.prepare`) reads the code before it runs; Gate 2 runs it in
+a child process confined by the kernel (namespaces, Landlock, seccomp, resource limits,
+an unprivileged uid). See ``docs/sandbox.md`` for the threat model.
+"""
+
+from __future__ import annotations
+
+from geomint.sandbox._sandbox import CodeError, Mode, Sandbox, SandboxResult
+from geomint.sandbox.prepare import PreparedCode, Violation, prepare
+from geomint.sandbox.results import CHART_TYPES, ChartError, digest, to_json_safe, validate_chart
+
+__all__ = [
+    "CHART_TYPES",
+    "ChartError",
+    "CodeError",
+    "Mode",
+    "PreparedCode",
+    "Sandbox",
+    "SandboxResult",
+    "Violation",
+    "digest",
+    "prepare",
+    "to_json_safe",
+    "validate_chart",
+]

@@ -1,0 +1,245 @@
+"""Gate 2, on the host: start the worker, take confined children, call them, kill them.
+
+The host owns the wall clock. A call that overruns is ended with SIGKILL through a pidfd
+(no pid reuse race, no signal handler in the child to defeat); the worker lives on and
+the next spare child is already confining itself. The host reads at most a capped reply
+and hands it to the schema check; nothing the child says is trusted.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any, Final
+
+from geomint.sandbox import _protocol
+
+__all__ = [
+    "CallTimeoutError",
+    "Child",
+    "ChildDiedError",
+    "ConfinementRefusedError",
+    "WorkerProcess",
+    "WorkerStartError",
+    "worker_environment",
+]
+
+#: Variables the worker may inherit; everything else (API keys above all) stays behind.
+_PASSED_THROUGH: Final = ("OPENBLAS_CORETYPE", "OPENBLAS_L2_SIZE", "TZ")
+_START_TIMEOUT_S: Final = 60.0
+
+
+class WorkerStartError(RuntimeError):
+    """The worker process could not start or confine a child on this machine."""
+
+
+class CallTimeoutError(TimeoutError):
+    """The child overran its wall clock and was killed."""
+
+
+class ChildDiedError(RuntimeError):
+    """The child exited before sending a complete reply."""
+
+
+class ConfinementRefusedError(RuntimeError):
+    """The child could not apply its confinement and refused to run code."""
+
+
+def worker_environment() -> dict[str, str]:
+    """The allow-listed environment the worker is exec'd with."""
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "HOME": "/nonexistent",
+        "OPENBLAS_NUM_THREADS": "1",
+        "OMP_NUM_THREADS": "1",
+        "MKL_NUM_THREADS": "1",
+        "NUMEXPR_NUM_THREADS": "1",
+        "PROJ_NETWORK": "OFF",
+        "PYTHONHASHSEED": "0",
+    }
+    env.update({k: os.environ[k] for k in _PASSED_THROUGH if k in os.environ})
+    return env
+
+
+@dataclass(slots=True)
+class Child:
+    """One confined child, ready for exactly one call."""
+
+    pid: int
+    sock: socket.socket
+    pidfd: int
+
+    def call(self, payload: bytes, *, timeout_s: float, max_reply: int) -> bytes:
+        """Send one request and return the raw reply, enforcing the wall clock.
+
+        Raises:
+            CallTimeoutError: The wall clock ran out; the child has been killed.
+            ChildDiedError: The child closed its socket without a complete reply.
+            ConfinementRefusedError: The child could not confine itself.
+            OverflowError: The reply was over ``max_reply`` bytes; the child was killed.
+        """
+        deadline = time.monotonic() + timeout_s
+        try:
+            self._timed(deadline)
+            _protocol.write_frame(self.sock, payload)
+            self._timed(deadline)
+            status = _protocol.read_exact(self.sock, 1)
+            if status == _protocol.REFUSED:
+                reason = _protocol.read_frame(self.sock, limit=1000).decode(errors="replace")
+                raise ConfinementRefusedError(reason)
+            if status != _protocol.READY:
+                raise ChildDiedError("the child broke the protocol before running any code")
+            return self._read_reply(deadline, max_reply)
+        except TimeoutError as exc:
+            self.kill()
+            raise CallTimeoutError(f"killed after {timeout_s:g} s") from exc
+        except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
+            self.kill()
+            raise ChildDiedError(str(exc)) from exc
+        except OverflowError:
+            self.kill()
+            raise
+        finally:
+            self.close()
+
+    def _timed(self, deadline: float) -> None:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError
+        self.sock.settimeout(remaining)
+
+    def _read_reply(self, deadline: float, max_reply: int) -> bytes:
+        header = b""
+        while len(header) < 4:
+            self._timed(deadline)
+            chunk = self.sock.recv(4 - len(header))
+            if not chunk:
+                raise EOFError("the child exited before replying")
+            header += chunk
+        size = int.from_bytes(header, "big")
+        if size > max_reply:
+            raise OverflowError(f"reply of {size:,} bytes is over the limit of {max_reply:,}")
+        buffer = bytearray(size)
+        view = memoryview(buffer)
+        got = 0
+        while got < size:
+            self._timed(deadline)
+            n = self.sock.recv_into(view[got:], size - got)
+            if n == 0:
+                raise EOFError("the child exited in the middle of its reply")
+            got += n
+        return bytes(buffer)
+
+    def kill(self) -> None:
+        """SIGKILL the child through its pidfd (a no-op once it has exited)."""
+        with contextlib.suppress(ProcessLookupError, OSError):
+            signal.pidfd_send_signal(self.pidfd, signal.SIGKILL)
+
+    def close(self) -> None:
+        """Release the socket and the pidfd."""
+        self.sock.close()
+        if self.pidfd >= 0:
+            with contextlib.suppress(OSError):
+                os.close(self.pidfd)
+            self.pidfd = -1
+
+
+class WorkerProcess:
+    """The template worker: exec'd once, forks one confined child per call."""
+
+    def __init__(self, *, memory_mb: int, cpu_s: int, scratch_mb: int) -> None:
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        settings = json.dumps({"memory_mb": memory_mb, "cpu_s": cpu_s, "scratch_mb": scratch_mb})
+        self._log = tempfile.TemporaryFile()  # noqa: SIM115 - kept for error reports
+        try:
+            self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
+                [sys.executable, "-I", "-m", "geomint.sandbox._worker",
+                 str(theirs.fileno()), settings],
+                pass_fds=[theirs.fileno()],
+                env=worker_environment(),
+                stdin=subprocess.DEVNULL,
+                stdout=self._log,
+                stderr=self._log,
+                start_new_session=True,
+            )  # fmt: skip
+        finally:
+            theirs.close()
+        self.ctrl = ours
+        self.pending: int = 0
+        self.hello = self._hello()
+
+    def _hello(self) -> dict[str, Any]:
+        self.ctrl.settimeout(_START_TIMEOUT_S)
+        try:
+            raw = self.ctrl.recv(65536)
+        except (TimeoutError, OSError) as exc:
+            self.close()
+            raise WorkerStartError(f"the worker did not start in {_START_TIMEOUT_S:g} s") from exc
+        finally:
+            self.ctrl.settimeout(None)
+        if not raw:
+            self.close()
+            raise WorkerStartError(f"the worker exited at start: {self.log_tail()}")
+        hello: dict[str, Any] = json.loads(raw)
+        if not hello.get("ok"):
+            self.close()
+            raise WorkerStartError(f"the worker failed at start: {hello.get('reason')}")
+        return hello
+
+    def probe(self, level: str) -> dict[str, Any]:
+        """What confining a child at ``level`` gave when the worker tried it at start."""
+        result: dict[str, Any] = self.hello["probes"][level]
+        return result
+
+    def alive(self) -> bool:
+        """Whether the worker process is still running."""
+        return self.process.poll() is None
+
+    def request_spare(self, level: str) -> None:
+        """Ask for the next child now, so it confines itself while the host does other work."""
+        self.ctrl.send(b"Si" if level == "isolated" else b"Sr")
+        self.pending += 1
+
+    def take_spare(self, level: str, *, timeout_s: float = 10.0) -> Child:
+        """Return a confined (or confining) child, asking for one if none is pending."""
+        if self.pending == 0:
+            self.request_spare(level)
+        self.ctrl.settimeout(timeout_s)
+        try:
+            message, fds, _, _ = socket.recv_fds(self.ctrl, 1024, 2)
+        except (TimeoutError, OSError) as exc:
+            raise WorkerStartError(f"the worker did not hand over a child: {exc}") from exc
+        finally:
+            self.ctrl.settimeout(None)
+        self.pending -= 1
+        if not message or len(fds) != 2:
+            for fd in fds:
+                os.close(fd)
+            raise WorkerStartError(f"the worker stopped: {self.log_tail()}")
+        pid = int(json.loads(message)["pid"])
+        return Child(pid=pid, sock=socket.socket(fileno=fds[0]), pidfd=fds[1])
+
+    def log_tail(self) -> str:
+        """The last lines the worker printed (for start-up failures)."""
+        self._log.seek(0)
+        return self._log.read()[-2000:].decode(errors="replace").strip() or "(no output)"
+
+    def close(self) -> None:
+        """Stop the worker; its children die with it (parent-death signal)."""
+        with contextlib.suppress(OSError):
+            self.ctrl.close()
+        try:
+            self.process.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self._log.close()

@@ -1,0 +1,171 @@
+"""``mint``: how model-written code registers figures and layers where it computes them.
+
+A figure registered with ``mint.value`` is kept wherever the code then puts it (nested in
+a dict, only in a local, or nowhere at all): registration happens at the call, not by
+searching the return value. The records leave the sandbox as plain data; the tools layer
+turns them into provenance-carrying values.
+"""
+
+from __future__ import annotations
+
+import numbers
+import sys
+from decimal import Decimal
+from typing import Any
+
+from geomint.sandbox.results import JsonValue, to_json_safe
+
+__all__ = ["MAX_FIGURES", "MAX_LAYERS", "Mint"]
+
+MAX_FIGURES = 200
+MAX_LAYERS = 20
+_MAX_LABEL = 200
+_GEOMETRY_TYPES = frozenset(
+    {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon",
+     "GeometryCollection"}
+)  # fmt: skip
+
+
+class Mint:
+    """The ``mint`` object injected into every body.
+
+    Example:
+        >>> mint = Mint()
+        >>> mint.value(42, "schools beyond 800 m", unit="schools")
+        42
+        >>> mint.figures[0]["label"]
+        'schools beyond 800 m'
+    """
+
+    __slots__ = ("figures", "layers")
+
+    def __init__(self) -> None:
+        self.figures: list[dict[str, JsonValue]] = []
+        self.layers: list[dict[str, JsonValue]] = []
+
+    def value(
+        self,
+        x: Any,
+        label: str,
+        unit: str | None = None,
+        sources: list[str] | None = None,
+    ) -> Any:
+        """Register ``x`` as a figure a person will read, and return ``x`` unchanged.
+
+        Args:
+            x: A number (int, float, numpy scalar, Decimal) or a bool.
+            label: What the number is, in a few words ("children within 800 m").
+            unit: Its unit ("m", "km²", "people"), or None for a plain count.
+            sources: Entry ids the figure was computed from, when narrower than the
+                call's inputs.
+        """
+        if len(self.figures) >= MAX_FIGURES:
+            raise ValueError(
+                f"mint.value was called more than {MAX_FIGURES} times; mint the "
+                "figures a person will read, and return the rest as data"
+            )
+        number = _as_number(x)
+        self.figures.append(
+            {
+                "label": _label(label, "mint.value"),
+                "value": number,
+                "unit": _optional_text(unit, "unit"),
+                "sources": _sources(sources),
+                "line": _caller_line(),
+            }
+        )
+        return x
+
+    def layer(self, data: Any, label: str) -> Any:
+        """Register ``data`` (GeoJSON, shapely geometry or GeoDataFrame) as a map layer.
+
+        Returns:
+            ``data`` unchanged, so the call can wrap the value being returned.
+        """
+        if len(self.layers) >= MAX_LAYERS:
+            raise ValueError(
+                f"mint.layer was called more than {MAX_LAYERS} times; combine "
+                "features into fewer layers"
+            )
+        self.layers.append(
+            {
+                "label": _label(label, "mint.layer"),
+                "data": _as_feature_collection(data),
+                "line": _caller_line(),
+            }
+        )
+        return data
+
+
+def _as_number(x: Any) -> JsonValue:
+    if isinstance(x, bool) or type(x).__name__ == "bool_":
+        return bool(x)
+    if isinstance(x, numbers.Number | Decimal) and not isinstance(x, complex):
+        value = to_json_safe(x)
+        if value is None:
+            raise ValueError(
+                f"mint.value got {x!r}, which is not a finite number; check for "
+                "empty inputs or a division by zero before minting"
+            )
+        return value
+    hint = ""
+    if isinstance(x, list | tuple | dict) or type(x).__name__ in {"Series", "DataFrame", "ndarray"}:
+        hint = "; mint one number per call (e.g. `len(...)`, `.sum()`), or return the data"
+    raise TypeError(f"mint.value takes a number, got {type(x).__name__}{hint}")
+
+
+def _label(label: object, where: str) -> str:
+    if not isinstance(label, str) or not label.strip():
+        raise TypeError(f"{where} needs a label: a short text saying what this is, got {label!r}")
+    if len(label) > _MAX_LABEL:
+        raise ValueError(f"{where} label is {len(label)} characters; keep it under {_MAX_LABEL}")
+    return label.strip()
+
+
+def _optional_text(value: object, name: str) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or len(value) > 40:
+        raise TypeError(
+            f"mint.value {name} must be a short text such as 'm' or 'people', got {value!r}"
+        )
+    return value
+
+
+def _sources(sources: object) -> list[JsonValue] | None:
+    if sources is None:
+        return None
+    if isinstance(sources, str):
+        sources = [sources]
+    if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
+        raise TypeError("mint.value sources must be a list of entry ids, e.g. ['places-1']")
+    return list(sources[:50])
+
+
+def _as_feature_collection(data: Any) -> JsonValue:
+    value = to_json_safe(data)
+    if isinstance(value, dict):
+        kind = value.get("type")
+        if kind == "FeatureCollection" and isinstance(value.get("features"), list):
+            return value
+        if kind == "Feature":
+            return {"type": "FeatureCollection", "features": [value]}
+        if kind in _GEOMETRY_TYPES:
+            feature: dict[str, JsonValue] = {"type": "Feature", "properties": {}, "geometry": value}
+            return {"type": "FeatureCollection", "features": [feature]}
+    if isinstance(value, list) and all(
+        isinstance(f, dict) and f.get("type") == "Feature" for f in value
+    ):
+        return {"type": "FeatureCollection", "features": list(value)}
+    raise TypeError(
+        "mint.layer takes GeoJSON (a FeatureCollection, a Feature, a geometry or "
+        f"a list of Features), a shapely geometry or a GeoDataFrame; got "
+        f"{type(data).__name__}"
+    )
+
+
+def _caller_line() -> int:
+    # Two frames up is the model's code (mint.value -> _caller_line). The frame is read
+    # by our own trusted code; the model's code cannot reach frames (Gate 1).
+    frame = sys._getframe(2)
+    return frame.f_lineno if frame.f_code.co_filename == "<code>" else 0

@@ -1,0 +1,165 @@
+"""Gate 1's policy, kept as data: what model-written code may import, call and reach.
+
+Everything the static verifier (:mod:`geomint.sandbox.prepare`) refuses is listed here,
+each with the reason a model reads. The verifier is a tripwire that gives clear messages;
+the kernel boundary (Gate 2) is what contains code that slips past it.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+__all__ = [
+    "ALLOWED_DUNDER_ATTRIBUTES",
+    "ALLOWED_MODULES",
+    "ALLOWED_PRIVATE_ATTRIBUTES",
+    "DENIED_ATTRIBUTES",
+    "DENIED_CALLS",
+    "FILE_WRITER_METHODS",
+    "INJECTED_LIBRARIES",
+    "INTERNAL_ATTRIBUTES",
+    "LIMITS",
+    "MODULE_HINTS",
+    "REBINDING_LOOKUPS",
+    "TEXT_CODEC_ATTRIBUTES",
+    "TEXT_CODEC_MODULES",
+]
+
+#: Libraries every body already has under these names; importing them again is harmless.
+INJECTED_LIBRARIES: Final = MappingProxyType(
+    {
+        "shapely": "shapely",
+        "h3": "h3",
+        "np": "numpy",
+        "pd": "pandas",
+        "gpd": "geopandas",
+        "pyproj": "pyproj",
+        "geo": "geomint.geo",
+    }
+)
+
+#: Top-level modules (and all their submodules) that ``import`` may name.
+ALLOWED_MODULES: Final = frozenset(
+    {
+        # analysis libraries, pre-imported in the worker
+        "numpy", "pandas", "shapely", "h3", "pyproj", "geopandas", "geomint.geo",
+        # pure standard library
+        "math", "cmath", "statistics", "collections", "itertools", "functools",
+        "operator", "datetime", "time", "calendar", "zoneinfo", "re", "json", "heapq",
+        "bisect", "random", "decimal", "fractions", "numbers", "string", "textwrap",
+        "difflib", "unicodedata", "typing", "dataclasses", "enum", "copy", "pprint",
+        "array", "uuid", "hashlib", "base64", "colorsys", "dateutil",
+    }
+)  # fmt: skip
+
+#: Suggestions for modules a model often reaches for, shown with the refusal.
+MODULE_HINTS: Final = MappingProxyType(
+    {
+        "turf": "there is no turf in Python: use `geo` (metre-true helpers) or `shapely`",
+        "geojson": "GeoJSON here is plain dicts; use `shapely.geometry.shape(...)` to convert",
+        "requests": "code cannot reach the network: call a data tool first, then pass its entry id",
+        "httpx": "code cannot reach the network: call a data tool first, then pass its entry id",
+        "urllib": "code cannot reach the network: call a data tool first, then pass its entry id",
+        "os": "code has no file system or process access; the data arrives as arguments",
+        "sys": "code has no interpreter access; the data arrives as arguments",
+        "subprocess": "code cannot start processes",
+        "sklearn": "scikit-learn is not available: use `geo.cluster(...)` for DBSCAN, or numpy",
+        "scipy": "scipy is not available: use numpy, shapely (STRtree) or h3 buckets",
+        "matplotlib": "draw charts by returning a Chart.js config with output_format='chart'",
+        "h3.api": "use the `h3` module as injected (h3 v4 names such as latlng_to_cell)",
+    }
+)
+
+#: Builtins that give code a way around every other rule; always refused when called
+#: or even named.
+DENIED_CALLS: Final = MappingProxyType(
+    {
+        "eval": "`eval` runs arbitrary code; compute the value directly",
+        "exec": "`exec` runs arbitrary code; write the statements directly",
+        "compile": "`compile` builds code objects; write the statements directly",
+        "__import__": "use a plain `import` of an allowed module",
+        "open": "code has no file access; the data arrives as arguments",
+        "globals": "the injected names are plain arguments: use them by name",
+        "locals": "the injected names are plain arguments: use them by name",
+        "vars": "read attributes by name instead of through `vars`",
+        "breakpoint": "there is no debugger in the sandbox",
+        "input": "there is no one to answer `input`; the data arrives as arguments",
+        "memoryview": "raw memory views are not available",
+        "exit": "end the body with `return <value>` instead of exiting",
+        "quit": "end the body with `return <value>` instead of exiting",
+        "help": "`help` is not available; the tool description lists what is injected",
+        "delattr": "delete attributes by name (`del obj.name`) instead",
+    }
+)
+
+#: Attribute names refused anywhere (``x.name``), because they open files, URLs, pickles,
+#: or reach interpreter internals. The value is the reason.
+DENIED_ATTRIBUTES: Final = MappingProxyType(
+    {
+        **dict.fromkeys(
+            (
+                "load", "loads", "save", "savez", "savez_compressed", "savetxt",
+                "loadtxt", "genfromtxt", "fromfile", "tofile", "memmap", "DataSource",
+                "fromregex", "open_memmap", "from_file", "to_file", "to_pickle",
+                "read_pickle", "to_parquet", "to_feather", "to_hdf", "to_sql",
+                "to_excel", "to_stata", "to_orc", "to_clipboard", "read_file",
+                "read_parquet", "read_feather", "read_postgis", "ExcelWriter",
+                "HDFStore", "dump", "dumps",
+            ),
+            "reads or writes files (or pickles); the data arrives as arguments and results "
+            "are returned",
+        ),
+        "attrgetter": "`operator.attrgetter` reaches attributes by string; use `obj.name`",
+        "methodcaller": "`operator.methodcaller` calls methods by string; call `obj.name()`",
+        "Formatter": "`string.Formatter` reaches attributes through format fields",
+        "format_map": "use an f-string instead of `format_map`",
+        "system": "code cannot start processes",
+        "popen": "code cannot start processes",
+    }
+)  # fmt: skip
+
+#: ``dumps``/``loads`` are plain text codecs on these modules (``json.loads``,
+#: ``shapely.wkt.loads``); on anything else (``pickle.loads``, ``np.load``) they stay refused.
+TEXT_CODEC_MODULES: Final = frozenset({"json", "wkt", "wkb"})
+TEXT_CODEC_ATTRIBUTES: Final = frozenset({"dumps", "loads"})
+
+#: Methods that write a file when given a path, and return text when called without one.
+FILE_WRITER_METHODS: Final = frozenset(
+    {"to_csv", "to_json", "to_html", "to_latex", "to_markdown", "to_string", "to_xml"}
+)
+
+#: Frame, generator, traceback and code-object internals: the usual ways out of a Python
+#: sandbox. Refused as attributes whatever object they are read from.
+INTERNAL_ATTRIBUTES: Final = frozenset(
+    {
+        "f_back", "f_globals", "f_locals", "f_builtins", "f_code", "f_trace",
+        "gi_frame", "gi_code", "gi_yieldfrom", "cr_frame", "cr_code", "cr_await",
+        "ag_frame", "ag_code", "ag_await", "tb_frame", "tb_next", "co_code",
+        "co_consts", "co_names", "func_globals", "func_code", "im_func", "im_self",
+        "mro", "with_traceback",
+    }
+)  # fmt: skip
+
+#: The few dunder attributes analysis code legitimately reads; every other ``__x__`` is
+#: refused.
+ALLOWED_DUNDER_ATTRIBUTES: Final = frozenset({"__init__", "__name__", "__len__", "__iter__"})
+
+#: Single-underscore attributes that are public API by convention (namedtuple's).
+ALLOWED_PRIVATE_ATTRIBUTES: Final = frozenset({"_asdict", "_replace", "_fields", "_make"})
+
+#: Calls whose result is the injected value itself: ``x = globals()["x"]`` is dropped.
+REBINDING_LOOKUPS: Final = frozenset({"globals", "locals", "vars"})
+
+#: Size limits: a body past these is refused before it is parsed further.
+LIMITS: Final = MappingProxyType(
+    {
+        "max_code_chars": 50_000,
+        "max_lines": 1_500,
+        "max_ast_nodes": 20_000,
+        "max_nesting": 40,
+        "max_literal_chars": 20_000,
+        "max_int_literal_digits": 100,
+        "max_repeat_factor": 10_000_000,
+    }
+)

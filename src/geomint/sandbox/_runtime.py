@@ -1,0 +1,197 @@
+"""Run one prepared body in the current process and describe what happened as plain data.
+
+Both the confined worker child and the ``in-process`` mode call :func:`execute`. It never
+raises for anything the model's code does: exceptions, bad return values and misuse of
+``mint`` all come back as an ``error`` record naming the exception and the model's line.
+"""
+
+from __future__ import annotations
+
+import builtins
+import importlib
+import io
+import traceback
+import types
+from collections.abc import Callable, Coroutine, Mapping, Sequence
+from contextlib import redirect_stderr, redirect_stdout
+from typing import Any, Final
+
+from geomint.sandbox import _policy as policy
+from geomint.sandbox._mint import Mint
+from geomint.sandbox.prepare import compile_body
+from geomint.sandbox.results import JsonValue, ResultError, to_json_safe
+
+__all__ = ["LIBRARY_NAMES", "execute", "load_libraries"]
+
+FILENAME: Final = "<code>"
+LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
+_MAX_MESSAGE = 2_000
+
+
+def load_libraries() -> dict[str, Any]:
+    """Import the injected libraries once (the worker does this before it forks)."""
+    return {
+        name: importlib.import_module(module) for name, module in policy.INJECTED_LIBRARIES.items()
+    }
+
+
+def _guarded_import(
+    name: str,
+    globals_: Mapping[str, object] | None = None,
+    locals_: Mapping[str, object] | None = None,
+    fromlist: Sequence[str] = (),
+    level: int = 0,
+) -> types.ModuleType:
+    # A tripwire behind Gate 1 (which already refused the import): keeps a body compiled
+    # with static_checks=False from importing os by name. Gate 2 is the boundary.
+    parts = name.split(".")
+    allowed = any(".".join(parts[: i + 1]) in policy.ALLOWED_MODULES for i in range(len(parts)))
+    if level or not allowed:
+        raise ImportError(f"import of {name!r} is not allowed in the sandbox")
+    return importlib.__import__(name, globals_, locals_, fromlist, level)
+
+
+def _safe_builtins() -> dict[str, Any]:
+    table = {k: v for k, v in vars(builtins).items() if k not in policy.DENIED_CALLS}
+    table["__import__"] = _guarded_import
+    return table
+
+
+_BUILTINS: Final = _safe_builtins()
+
+
+class _CappedText(io.TextIOBase):
+    """A stdout that keeps the first ``limit`` characters and counts the rest."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.parts: list[str] = []
+        self.size = 0
+        self.dropped = 0
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        text = str(text)
+        room = self.limit - self.size
+        if room > 0:
+            kept = text[:room]
+            self.parts.append(kept)
+            self.size += len(kept)
+        self.dropped += max(0, len(text) - max(room, 0))
+        return len(text)
+
+    def getvalue(self) -> str:
+        return "".join(self.parts)
+
+
+def execute(
+    source: str,
+    inputs: Mapping[str, Any],
+    *,
+    libraries: Mapping[str, Any],
+    dropped: Sequence[int] = (),
+    stdout_limit: int = 64_000,
+) -> dict[str, JsonValue]:
+    """Run a body over ``inputs`` and return the reply record.
+
+    Args:
+        source: The prepared body (see :func:`geomint.sandbox.prepare.prepare`).
+        inputs: Values for the injected input names; the caller passes copies.
+        libraries: The pre-imported libraries, by injected name.
+        dropped: Top-level statements Gate 1 dropped as redundant re-bindings.
+        stdout_limit: Characters of printed output kept.
+
+    Returns:
+        ``{"ok", "value", "error", "figures", "layers", "stdout", "stdout_truncated",
+        "returned_none"}`` with JSON-safe values only.
+    """
+    mint = Mint()
+    out = _CappedText(stdout_limit)
+    reply: dict[str, JsonValue] = {
+        "ok": False, "value": None, "error": None, "figures": [], "layers": [],
+        "stdout": "", "stdout_truncated": False, "returned_none": False,
+    }  # fmt: skip
+    arguments = {**libraries, **inputs, "mint": mint}
+    names = list(arguments)
+    try:
+        with redirect_stdout(out), redirect_stderr(out):
+            function = _compile(source, names, dropped)
+            value = _drive(function(*arguments.values()))
+            if value is None:
+                reply["returned_none"] = True
+            else:
+                reply["value"] = to_json_safe(value)
+        reply["ok"] = not reply["returned_none"]
+        reply["figures"] = list(mint.figures)
+        reply["layers"] = list(mint.layers)
+    except ResultError as exc:
+        reply["error"] = _error_record(exc, source, result=True)
+    except (Exception, RecursionError) as exc:
+        reply["error"] = _error_record(exc, source)
+    except BaseException as exc:  # SystemExit, KeyboardInterrupt raised by the body
+        reply["error"] = _error_record(exc, source)
+    reply["stdout"] = out.getvalue()
+    reply["stdout_truncated"] = out.dropped > 0
+    return reply
+
+
+def _compile(
+    source: str, names: Sequence[str], dropped: Sequence[int]
+) -> Callable[..., Coroutine[Any, Any, Any]]:
+    module = compile_body(source, names, dropped=dropped, filename=FILENAME)
+    code = compile(module, FILENAME, "exec", dont_inherit=True)
+    namespace: dict[str, Any] = {"__builtins__": _BUILTINS, "__name__": "geomint_body"}
+    exec(code, namespace)  # noqa: S102 - this is the sandbox's purpose; Gate 1 ran first
+    function: Callable[..., Coroutine[Any, Any, Any]] = namespace["__geomint_body__"]
+    return function
+
+
+def _drive(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run a coroutine that awaits only the body's own coroutines, without an event loop.
+
+    There is nothing to wait for in the sandbox (no network, no files, no asyncio), so a
+    loop would only cost start-up time and need sockets the seccomp filter refuses.
+    """
+    try:
+        while True:
+            yielded = coroutine.send(None)
+            if yielded is not None:
+                coroutine.close()
+                raise RuntimeError(
+                    "the code awaited something that needs an event loop; there is none in "
+                    "the sandbox: compute the result directly, without await"
+                )
+    except StopIteration as stop:
+        return stop.value
+
+
+def _error_record(exc: BaseException, source: str, *, result: bool = False) -> dict[str, JsonValue]:
+    line = _model_line(exc)
+    lines = source.splitlines()
+    code_line = lines[line - 1].strip() if 0 < line <= len(lines) else None
+    try:
+        message = str(exc)
+    except Exception:  # a hostile __str__ must not break the reply
+        message = "<unprintable message>"
+    if len(message) > _MAX_MESSAGE:
+        message = message[:_MAX_MESSAGE] + "…"
+    return {
+        "type": type(exc).__name__[:100],
+        "message": message,
+        "line": line,
+        "code_line": code_line[:500] if code_line else None,
+        "phase": "result" if result else "run",
+    }
+
+
+def _model_line(exc: BaseException) -> int:
+    """The last line of the model's code in the traceback (0 when it never got there)."""
+    if isinstance(exc, SyntaxError) and exc.filename == FILENAME:
+        return exc.lineno or 0
+    line = 0
+    for frame in traceback.extract_tb(exc.__traceback__):
+        if frame.filename == FILENAME and frame.lineno:
+            line = frame.lineno
+    return line

@@ -1,0 +1,496 @@
+"""The :class:`Sandbox`: modes, start-up, fallback, and turning replies into results."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import keyword
+import logging
+import math
+import threading
+import time
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field
+from typing import Any, Final, Literal, get_args
+
+from pydantic import ValidationError
+
+from geomint.errors import SandboxUnavailableError, UsageError
+from geomint.sandbox import _host, _runtime, hints
+from geomint.sandbox._protocol import Reply
+from geomint.sandbox.prepare import PreparedCode, Violation, prepare
+from geomint.sandbox.results import JsonValue, digest, to_json_safe
+
+__all__ = ["CodeError", "Mode", "Sandbox", "SandboxResult"]
+
+logger = logging.getLogger("geomint.sandbox")
+
+Mode = Literal["not-started", "isolated", "restricted", "in-process", "unavailable"]
+RunMode = Literal["auto", "isolated", "restricted", "in-process"]
+_RANK: Final = {"in-process": 0, "restricted": 1, "isolated": 2}
+_RETRY_AFTER_S: Final = 30.0
+_warned: set[str] = set()
+
+
+def _warn_once(key: str, message: str) -> None:
+    if key not in _warned:
+        _warned.add(key)
+        logger.warning(message)
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class CodeError:
+    """Why a body failed, for the model to act on.
+
+    Attributes:
+        type: The exception type (``KeyError``) or the sandbox's own (``Timeout``,
+            ``MemoryLimit``, ``NoResult``, ``GateRefused``, ``WorkerDied``).
+        message: What happened.
+        line: The line of the code as the model wrote it (0 when not in its code).
+        code_line: The text of that line.
+    """
+
+    type: str
+    message: str
+    line: int = 0
+    code_line: str | None = None
+
+    def __str__(self) -> str:
+        where = f" (line {self.line}: `{self.code_line}`)" if self.line and self.code_line else ""
+        return f"{self.type}: {self.message}{where}"
+
+
+@dataclass(frozen=True, kw_only=True, slots=True)
+class SandboxResult:
+    """What running one body produced.
+
+    Attributes:
+        ok: True when the body ran and returned a JSON-safe value.
+        value: The returned value, normalised to JSON (None when not ok).
+        error: Why it failed, or None.
+        hint: A targeted suggestion for the model when the error matches a known pitfall.
+        violations: Everything Gate 1 refused (the body did not run).
+        figures: ``mint.value`` registrations, as plain dicts.
+        layers: ``mint.layer`` registrations, as plain dicts with GeoJSON ``data``.
+        stdout: What the body printed (capped).
+        stdout_truncated: Whether printed output was cut at the cap.
+        duration_ms: Wall time of the whole call, in milliseconds.
+        mode: The mode the body ran in.
+    """
+
+    ok: bool
+    value: JsonValue = None
+    error: CodeError | None = None
+    hint: str | None = None
+    violations: tuple[Violation, ...] = ()
+    figures: tuple[dict[str, Any], ...] = ()
+    layers: tuple[dict[str, Any], ...] = ()
+    stdout: str = ""
+    stdout_truncated: bool = False
+    duration_ms: float = 0.0
+    mode: Mode = "not-started"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The result as plain JSON-safe data (the CLI's ``--json`` output)."""
+        return asdict(self)
+
+    def for_model(self, *, max_chars: int = 8_000) -> str:
+        """A text for the model: the value (digested when large) or the error and hint."""
+        if self.violations:
+            lines = "\n".join(f"- {v}" for v in self.violations)
+            return f"The code was refused before it ran:\n{lines}"
+        if not self.ok:
+            text = f"Error: {self.error}"
+            return f"{text}\nHint: {self.hint}" if self.hint else text
+        return digest(self.value, max_chars=max_chars)
+
+
+@dataclass(slots=True)
+class _State:
+    worker: _host.WorkerProcess | None = None
+    level: str | None = None
+    failed_at: float | None = None
+    failure: str = ""
+    starter: threading.Thread | None = None
+    lock: threading.RLock = field(default_factory=threading.RLock)
+
+
+class Sandbox:
+    """Run model-written Python bodies isolated from the host.
+
+    Example:
+        >>> with Sandbox(mode="in-process") as sb:
+        ...     sb.run("return threshold * 2", inputs={"threshold": 21}).value
+        42
+
+    Args:
+        timeout_s: Wall-clock budget per call; the host kills the child when it runs out.
+        memory_mb: Address-space budget per call on top of the worker's own size.
+        mode: ``"auto"`` (the strongest mode this machine supports), ``"isolated"``,
+            ``"restricted"`` or ``"in-process"`` (tests and trusted code only: no
+            boundary and no timeout).
+        allow_fallback: When the requested mode cannot start, run in the next weaker
+            mode (never below ``minimum_mode``) with a warning, instead of failing.
+        minimum_mode: The weakest mode a fallback may reach.
+        static_checks: Run Gate 1. ``False`` exists only to prove Gate 2 holds alone.
+        stdout_limit: Characters of printed output kept.
+        max_result_mb: Largest reply accepted from a child.
+        scratch_mb: Size of each child's private scratch space.
+    """
+
+    def __init__(
+        self,
+        *,
+        timeout_s: float = 10.0,
+        memory_mb: int = 1024,
+        mode: RunMode = "auto",
+        allow_fallback: bool = False,
+        minimum_mode: Literal["isolated", "restricted", "in-process"] = "restricted",
+        static_checks: bool = True,
+        stdout_limit: int = 64_000,
+        max_result_mb: int = 64,
+        scratch_mb: int = 64,
+    ) -> None:
+        if mode not in get_args(RunMode):
+            raise UsageError(f"mode must be one of {', '.join(get_args(RunMode))}; got {mode!r}")
+        if minimum_mode not in _RANK:
+            raise UsageError(
+                f"minimum_mode must be isolated, restricted or in-process; got {minimum_mode!r}"
+            )
+        if not (0 < timeout_s <= 3600) or not (32 <= memory_mb <= 1 << 20):
+            raise UsageError("timeout_s must be in (0, 3600] and memory_mb in [32, 1048576]")
+        self.timeout_s = float(timeout_s)
+        self.memory_mb = int(memory_mb)
+        self.requested_mode: RunMode = mode
+        self.allow_fallback = allow_fallback
+        self.minimum_mode = minimum_mode if mode != "in-process" else "in-process"
+        self.static_checks = static_checks
+        self.stdout_limit = stdout_limit
+        self.max_result_bytes = max_result_mb * 1024 * 1024
+        self.scratch_mb = scratch_mb
+        self._state = _State()
+        self._libraries: dict[str, Any] | None = None
+        self._closed = False
+        if not static_checks:
+            _warn_once(
+                "static",
+                "Sandbox(static_checks=False): Gate 1 is off; only for "
+                "testing that the kernel boundary holds by itself",
+            )
+
+    # -- lifecycle -----------------------------------------------------------------------
+
+    @property
+    def mode(self) -> Mode:
+        """The mode calls run in now (``not-started`` until the first start)."""
+        state = self._state
+        if state.level is not None:
+            return state.level  # type: ignore[return-value]
+        return "unavailable" if state.failed_at is not None else "not-started"
+
+    def start(self) -> None:
+        """Start the worker in the background, so the first :meth:`run` is fast."""
+        with self._state.lock:
+            if self._state.level is not None or self._state.starter is not None:
+                return
+            starter = threading.Thread(
+                target=self._try_start, name="geomint-sandbox-start", daemon=True
+            )
+            self._state.starter = starter
+            starter.start()
+
+    def _try_start(self) -> None:
+        # A failure is recorded in the state; the next run() reports it.
+        with contextlib.suppress(SandboxUnavailableError):
+            self._ensure_started()
+
+    def _ensure_started(self) -> str:
+        state = self._state
+        with state.lock:
+            if self._closed:
+                raise UsageError("this Sandbox is closed")
+            if state.level is not None and (state.worker is None or state.worker.alive()):
+                return state.level
+            if state.worker is not None:  # the worker died: start a new one
+                _warn_once("restart", "the sandbox worker died; starting a new one")
+                state.worker.close()
+                state.worker, state.level = None, None
+            if state.failed_at is not None and time.monotonic() - state.failed_at < _RETRY_AFTER_S:
+                raise SandboxUnavailableError(state.failure)
+            try:
+                state.level = self._start_best()
+                state.failed_at, state.failure = None, ""
+            except SandboxUnavailableError as exc:
+                state.failed_at, state.failure = time.monotonic(), str(exc)
+                raise
+            return state.level
+
+    def _start_best(self) -> str:
+        wanted = self.requested_mode
+        if wanted == "in-process":
+            _warn_once(
+                "in-process",
+                "the sandbox runs code in-process: no isolation and no "
+                "timeout (tests and trusted code only)",
+            )
+            return "in-process"
+        try:
+            worker = _host.WorkerProcess(
+                memory_mb=self.memory_mb,
+                cpu_s=math.ceil(self.timeout_s) + 1,
+                scratch_mb=self.scratch_mb,
+            )
+        except _host.WorkerStartError as exc:
+            return self._fall_back(
+                "restricted" if wanted == "isolated" else "in-process",
+                f"the sandbox worker could not start: {exc}",
+            )
+        levels = ["isolated", "restricted"] if wanted in {"auto", "isolated"} else ["restricted"]
+        reasons: list[str] = []
+        for level in levels:
+            probe = worker.probe(level)
+            if probe.get("ok"):
+                if level != "isolated" and wanted == "auto":
+                    _warn_once(
+                        "auto-restricted",
+                        f"this machine offers only the restricted sandbox: {'; '.join(reasons)}",
+                    )
+                elif level != wanted:
+                    worker.close()
+                    return self._fall_back(level, "; ".join(reasons))
+                self._state.worker = worker
+                worker.request_spare(level)
+                return level
+            reasons.append(f"{level}: {probe.get('reason')}")
+        worker.close()
+        return self._fall_back("in-process", "; ".join(reasons))
+
+    def _fall_back(self, level: str, reason: str) -> str:
+        if not self.allow_fallback or _RANK[level] < _RANK[self.minimum_mode]:
+            raise SandboxUnavailableError(
+                f"the {self.requested_mode} sandbox cannot start here ({reason}). Run on "
+                "Linux with namespaces and seccomp, or choose a weaker mode explicitly: "
+                "Sandbox(mode='restricted'), or allow_fallback=True"
+            )
+        _warn_once(f"fallback-{level}", f"sandbox falling back to {level}: {reason}")
+        if level == "in-process":
+            return "in-process"
+        worker = _host.WorkerProcess(
+            memory_mb=self.memory_mb,
+            cpu_s=math.ceil(self.timeout_s) + 1,
+            scratch_mb=self.scratch_mb,
+        )
+        self._state.worker = worker
+        worker.request_spare(level)
+        return level
+
+    def close(self) -> None:
+        """Stop the worker. Safe to call twice."""
+        starter = self._state.starter
+        if starter is not None and starter is not threading.current_thread():
+            starter.join(timeout=_host._START_TIMEOUT_S)
+        with self._state.lock:
+            self._closed = True
+            if self._state.worker is not None:
+                self._state.worker.close()
+                self._state.worker = None
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
+
+    # -- running -------------------------------------------------------------------------
+
+    def run(self, code: str, inputs: Mapping[str, Any] | None = None) -> SandboxResult:
+        """Run a body over ``inputs``; every key becomes an identifier in the code.
+
+        Raises:
+            UsageError: ``inputs`` has a key that is not a usable identifier.
+            SandboxUnavailableError: The sandbox cannot run code at the allowed modes.
+        """
+        started = time.perf_counter()
+        inputs = dict(inputs or {})
+        _check_input_names(inputs)
+        names = [*_runtime.LIBRARY_NAMES, *inputs]
+        prepared = prepare(code, names, static_checks=self.static_checks)
+        if not prepared.ok:
+            return SandboxResult(
+                ok=False,
+                error=CodeError(
+                    type="GateRefused",
+                    message="; ".join(str(v) for v in prepared.violations)[:4000],
+                ),
+                hint=hints.UNPARSABLE_HINT if prepared.syntax_error else None,
+                violations=prepared.violations,
+                duration_ms=_ms(started),
+                mode=self.mode,
+            )
+        with self._state.lock:
+            level = self._ensure_started()
+            payload = _encode_request(prepared, inputs, self.stdout_limit)
+            if level == "in-process":
+                reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload)
+            else:
+                reply_or_error = self._run_in_child(level, payload)
+        return self._result(prepared, inputs, reply_or_error, level, started)
+
+    async def arun(self, code: str, inputs: Mapping[str, Any] | None = None) -> SandboxResult:
+        """Run a body without blocking the event loop (see :meth:`run`)."""
+        return await asyncio.to_thread(self.run, code, inputs)
+
+    def _run_in_process(self, prepared: PreparedCode, payload: bytes) -> Reply | CodeError:
+        if self._libraries is None:
+            self._libraries = _runtime.load_libraries()
+        request = json.loads(payload)  # a copy: the caller's objects never change
+        reply = _runtime.execute(
+            prepared.source,
+            request["inputs"],
+            libraries=self._libraries,
+            dropped=prepared.dropped,
+            stdout_limit=self.stdout_limit,
+        )
+        return Reply.parse(reply)
+
+    def _run_in_child(self, level: str, payload: bytes) -> Reply | CodeError:
+        worker = self._state.worker
+        assert worker is not None
+        try:
+            child = worker.take_spare(level)
+        except _host.WorkerStartError as exc:
+            self._state.level = None  # the next call starts a new worker
+            raise SandboxUnavailableError(str(exc)) from exc
+        try:
+            raw = child.call(payload, timeout_s=self.timeout_s, max_reply=self.max_result_bytes)
+        except _host.CallTimeoutError:
+            return CodeError(
+                type="Timeout",
+                message=f"the code ran longer than {self.timeout_s:g} s and was stopped",
+            )
+        except _host.ChildDiedError as exc:
+            return CodeError(
+                type="WorkerDied",
+                message="the process running the code died "
+                f"before replying (memory or CPU limit, or a crash): {exc}",
+            )
+        except _host.ConfinementRefusedError as exc:
+            self._state.level = None
+            raise SandboxUnavailableError(
+                f"a sandbox child could not confine itself: {exc}"
+            ) from exc
+        except OverflowError as exc:
+            return CodeError(
+                type="ResultTooLarge", message=f"{exc}; return a summary or fewer features"
+            )
+        finally:
+            if worker.alive():
+                worker.request_spare(level)
+        try:
+            return Reply.parse(raw)
+        except ValidationError as exc:
+            return CodeError(
+                type="InvalidReply",
+                message="the sandbox child sent a reply "
+                f"that does not match the protocol ({exc.error_count()} errors)",
+            )
+
+    def _result(
+        self,
+        prepared: PreparedCode,
+        inputs: Mapping[str, Any],
+        outcome: Reply | CodeError,
+        level: str,
+        started: float,
+    ) -> SandboxResult:
+        mode: Mode = level  # type: ignore[assignment]
+        if isinstance(outcome, CodeError):
+            return SandboxResult(
+                ok=False,
+                error=outcome,
+                hint=hints.hint_for(outcome, inputs),
+                duration_ms=_ms(started),
+                mode=mode,
+            )
+        common: dict[str, Any] = {
+            "stdout": outcome.stdout, "stdout_truncated": outcome.stdout_truncated,
+            "duration_ms": _ms(started), "mode": mode,
+        }  # fmt: skip
+        if outcome.ok and outcome.error is None and not outcome.returned_none:
+            offset = prepared.line_offset
+            return SandboxResult(
+                ok=True, value=outcome.value,
+                figures=tuple(_shift(f.model_dump(), offset) for f in outcome.figures),
+                layers=tuple(_shift(layer.model_dump(), offset) for layer in outcome.layers),
+                **common,
+            )  # fmt: skip
+        if outcome.error is None:
+            error = _no_result_error(prepared)
+        else:
+            child = outcome.error
+            line = child.line + prepared.line_offset if child.line else 0
+            error = CodeError(
+                type=child.type, message=child.message, line=line, code_line=child.code_line
+            )
+        return SandboxResult(ok=False, error=error, hint=hints.hint_for(error, inputs), **common)
+
+
+def _shift(record: dict[str, Any], offset: int) -> dict[str, Any]:
+    """Map a registration's line from the unfenced body back to the model's own lines."""
+    if record.get("line"):
+        record["line"] += offset
+    return record
+
+
+def _no_result_error(prepared: PreparedCode) -> CodeError:
+    if prepared.defines_only:
+        name = prepared.defines_only
+        return CodeError(
+            type="NoResult",
+            message=(
+                f"the code only defines `{name}` and never calls it, so nothing ran. The code "
+                "is already a function body: drop the wrapper and end the body with "
+                f"`return <value>` (or end with `return {name}(...)`)"
+            ),
+        )
+    return CodeError(
+        type="NoResult",
+        message=(
+            "the code returned None. End the body with `return <value>` or with an expression "
+            "whose value is the result"
+        ),
+    )
+
+
+def _check_input_names(inputs: Mapping[str, Any]) -> None:
+    for name in inputs:
+        if not isinstance(name, str) or not name.isidentifier() or keyword.iskeyword(name):
+            raise UsageError(
+                f"input name {name!r} is not a Python identifier; every key of "
+                "inputs becomes a name in the code"
+            )
+        if name.startswith("__") or name in _runtime.LIBRARY_NAMES:
+            raise UsageError(
+                f"input name {name!r} is reserved (injected libraries: "
+                f"{', '.join(_runtime.LIBRARY_NAMES)}); choose another"
+            )
+
+
+def _encode_request(prepared: PreparedCode, inputs: Mapping[str, Any], stdout_limit: int) -> bytes:
+    request = {
+        "source": prepared.source,
+        "dropped": list(prepared.dropped),
+        "inputs": inputs,
+        "stdout_limit": stdout_limit,
+    }
+    try:
+        return json.dumps(request, default=to_json_safe, separators=(",", ":")).encode()
+    except (TypeError, ValueError) as exc:
+        raise UsageError(
+            f"inputs must be JSON-compatible data (GeoJSON, numbers, text): {exc}"
+        ) from exc
+
+
+def _ms(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 3)

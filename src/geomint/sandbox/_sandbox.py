@@ -251,12 +251,12 @@ class Sandbox:
         for level in levels:
             probe = worker.probe(level)
             if probe.get("ok"):
-                if level != "isolated" and wanted == "auto":
+                if wanted == "auto" and level != "isolated":
                     _warn_once(
                         "auto-restricted",
                         f"this machine offers only the restricted sandbox: {'; '.join(reasons)}",
                     )
-                elif level != wanted:
+                elif wanted != "auto" and level != wanted:
                     worker.close()
                     return self._fall_back(level, "; ".join(reasons))
                 self._state.worker = worker

@@ -1,0 +1,97 @@
+"""The ``geomint`` command line. Thin: each command parses, calls the library, prints."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from geomint.errors import SandboxUnavailableError, UsageError
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="geomint",
+    help="geomint: a toolkit for map and GIS agents. The model chooses; code mints.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+
+@app.callback()
+def _root() -> None:
+    """geomint: a toolkit for map and GIS agents."""
+
+
+@app.command("run-code")
+def run_code(
+    file: Annotated[Path, typer.Argument(help="A Python function body to run.", exists=True,
+                                         dir_okay=False, readable=True)],
+    inputs: Annotated[Path | None, typer.Option(
+        "--inputs", help="A JSON object; each key becomes an identifier in the code.",
+        exists=True, dir_okay=False, readable=True)] = None,
+    timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock seconds.")] = 10.0,
+    memory_mb: Annotated[int, typer.Option("--memory-mb", help="Memory budget in MB.")] = 1024,
+    mode: Annotated[str, typer.Option(
+        "--mode", help="auto, isolated, restricted or in-process.")] = "auto",
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print one JSON object with the result's fields.")] = False,
+) -> None:
+    """Run a body in the sandbox and print its result.
+
+    Exits 0 whenever the code ran or was refused (the result says which); 2 for a usage
+    error; 3 when the sandbox could not start.
+    """
+    from geomint.sandbox import Sandbox  # noqa: PLC0415 - keep `geomint --help` fast
+
+    code = file.read_text(encoding="utf-8")
+    data = _read_inputs(inputs)
+    try:
+        with Sandbox(timeout_s=timeout, memory_mb=memory_mb, mode=mode) as sandbox:  # type: ignore[arg-type]
+            result = sandbox.run(code, data)
+    except UsageError as exc:
+        _fail(str(exc), 2)
+    except SandboxUnavailableError as exc:
+        _fail(f"the sandbox could not start: {exc}", 3)
+    if as_json:
+        typer.echo(json.dumps(result.to_dict(), ensure_ascii=False))
+        return
+    typer.echo(f"mode: {result.mode}   {result.duration_ms:.1f} ms")
+    if result.stdout:
+        typer.echo("--- printed ---")
+        typer.echo(result.stdout.rstrip("\n"))
+    for figure in result.figures:
+        unit = f" {figure['unit']}" if figure["unit"] else ""
+        typer.echo(f"figure: {figure['label']} = {figure['value']}{unit}")
+    for layer in result.layers:
+        count = len(layer["data"].get("features", []))
+        typer.echo(f"layer: {layer['label']} ({count} features)")
+    typer.echo("--- result ---" if result.ok else "--- refused ---" if result.violations
+               else "--- error ---")
+    typer.echo(result.for_model())
+
+
+def _read_inputs(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        _fail(f"--inputs {path}: not readable JSON ({exc})", 2)
+    if not isinstance(data, dict):
+        _fail(f"--inputs {path}: must be a JSON object whose keys become names in the code, "
+              f"got {type(data).__name__}", 2)
+    return data
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"geomint: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def main() -> None:  # pragma: no cover - the console script entry point
+    """Run the command line."""
+    sys.exit(app())

@@ -146,7 +146,7 @@ def prepare(code: str, injected: Iterable[str], *, static_checks: bool = True) -
     dropped = tuple(_redundant_rebindings(tree.body, names))
     violations: list[Violation] = []
     if static_checks:
-        violations = _Verifier(offset).verify(tree)
+        violations = _Verifier(offset).verify(tree, skip=dropped)
     return PreparedCode(
         source=source,
         line_offset=offset,
@@ -259,20 +259,25 @@ class _Verifier:
 
     offset: int
     found: list[Violation] = field(default_factory=list)
+    aliases: dict[str, str] = field(default_factory=dict)
     _seen: set[tuple[int, str]] = field(default_factory=set)
 
-    def verify(self, tree: ast.Module) -> list[Violation]:
-        nodes = 0
-        for node in ast.walk(tree):
-            nodes += 1
-            self._check(node)
+    def verify(self, tree: ast.Module, *, skip: Sequence[int] = ()) -> list[Violation]:
+        # A statement dropped as a redundant re-binding never runs: it is not checked.
+        kept = [statement for index, statement in enumerate(tree.body) if index not in skip]
+        self.aliases = _module_aliases(kept)
+        nodes = 1
+        for statement in kept:
+            for node in ast.walk(statement):
+                nodes += 1
+                self._check(node)
         if nodes > policy.LIMITS["max_ast_nodes"]:
             self._add(
                 0,
                 f"the body has {nodes:,} syntax nodes; the limit is "
                 f"{policy.LIMITS['max_ast_nodes']:,}. Write shorter code.",
             )
-        self._check_top_level(tree.body)
+        self._check_top_level(kept)
         return sorted(self.found, key=lambda v: v.line)
 
     def _add(self, line: int, reason: str) -> None:
@@ -381,7 +386,7 @@ class _Verifier:
     def _check_attribute(self, node: ast.Attribute, line: int) -> None:
         base = node.value
         base_name = (
-            base.id
+            self.aliases.get(base.id, base.id).rsplit(".", maxsplit=1)[-1]
             if isinstance(base, ast.Name)
             else (base.attr if isinstance(base, ast.Attribute) else None)
         )
@@ -493,6 +498,39 @@ class _Verifier:
                     self._add(line, f"repeating a sequence {factor:,} times would exhaust memory")
 
 
+def _module_aliases(body: Sequence[ast.stmt]) -> dict[str, str]:
+    """Map names bound by ``import m as x`` / ``from m import n as x`` to the module path.
+
+    A name bound anywhere else as well (assigned, a parameter, imported twice) is left
+    out: the verifier then knows only the name itself, as it does without an alias.
+    """
+    aliases: dict[str, str] = {}
+    bindings: dict[str, int] = {}
+
+    def bind(name: str) -> None:
+        bindings[name] = bindings.get(name, 0) + 1
+
+    for statement in body:
+        for node in ast.walk(statement):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                for alias in node.names:
+                    bound = alias.asname or alias.name.split(".", maxsplit=1)[0]
+                    bind(bound)
+                    if alias.asname and alias.name != "*":
+                        prefix = f"{node.module}." if isinstance(node, ast.ImportFrom) else ""
+                        aliases[alias.asname] = f"{prefix}{alias.name}"
+            elif isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                bind(node.id)
+            elif isinstance(node, ast.arg):
+                bind(node.arg)
+            elif isinstance(node, _BINDS_NAME) and node.name:
+                bind(node.name)
+    return {name: module for name, module in aliases.items() if bindings.get(name) == 1}
+
+
+_BINDS_NAME = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHandler)
+
+
 def _module_allowed(name: str) -> bool:
     parts = name.split(".")
     return any(".".join(parts[: i + 1]) in policy.ALLOWED_MODULES for i in range(len(parts)))
@@ -530,14 +568,28 @@ def _can_leave(body: Sequence[ast.stmt]) -> bool:
 def _walk_outside_functions(
     body: Sequence[ast.stmt], *, stop_at_loops: bool = False
 ) -> Iterator[ast.AST]:
-    """Walk statements without entering nested functions, lambdas or classes."""
-    scopes = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-    loops = (ast.For, ast.AsyncFor, ast.While)
-    stack: list[ast.AST] = list(body)
+    """Walk statements without entering nested functions, lambdas or classes.
+
+    The statements of ``body`` are filtered like every other node: a function defined at
+    the top of ``body`` is not walked into either. With ``stop_at_loops``, the bodies of
+    nested loops are skipped (a ``break`` there ends the inner loop) but their ``else``
+    clauses are walked, since those run in the enclosing loop.
+    """
+    stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
+        if isinstance(node, _SCOPES):
+            continue
         yield node
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, scopes) or (stop_at_loops and isinstance(child, loops)):
-                continue
-            stack.append(child)
+        if stop_at_loops and isinstance(node, ast.For | ast.AsyncFor | ast.While):
+            stack.extend(reversed(node.orelse))
+            continue
+        stack.extend(ast.iter_child_nodes(node))
+
+
+_SCOPES: tuple[type[ast.AST], ...] = (
+    ast.FunctionDef,
+    ast.AsyncFunctionDef,
+    ast.Lambda,
+    ast.ClassDef,
+)

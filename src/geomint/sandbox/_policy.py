@@ -16,6 +16,7 @@ __all__ = [
     "ALLOWED_PRIVATE_ATTRIBUTES",
     "DENIED_ATTRIBUTES",
     "DENIED_CALLS",
+    "DENIED_SUBMODULES",
     "FILE_WRITER_METHODS",
     "INJECTED_LIBRARIES",
     "INTERNAL_ATTRIBUTES",
@@ -52,6 +53,16 @@ ALLOWED_MODULES: Final = frozenset(
         "array", "uuid", "hashlib", "base64", "colorsys", "dateutil",
     }
 )  # fmt: skip
+
+#: Submodules of allowed packages that are refused all the same: they load native code,
+#: build extensions or run compilers. The value is the reason.
+DENIED_SUBMODULES: Final = MappingProxyType(
+    {
+        "numpy.ctypeslib": "it loads native libraries; compute with numpy arrays directly",
+        "numpy.f2py": "it compiles and loads native code",
+        "numpy.distutils": "it builds native extensions",
+    }
+)
 
 #: Suggestions for modules a model often reaches for, shown with the refusal.
 MODULE_HINTS: Final = MappingProxyType(
@@ -105,7 +116,12 @@ DENIED_ATTRIBUTES: Final = MappingProxyType(
                 "read_pickle", "to_parquet", "to_feather", "to_hdf", "to_sql",
                 "to_excel", "to_stata", "to_orc", "to_clipboard", "read_file",
                 "read_parquet", "read_feather", "read_postgis", "ExcelWriter",
-                "HDFStore", "dump", "dumps",
+                "HDFStore", "dump", "dumps", "read_array", "write_array",
+                # pandas readers: every one takes a path or a URL
+                "read_csv", "read_table", "read_fwf", "read_json", "read_html", "read_xml",
+                "read_excel", "read_sql", "read_sql_query", "read_sql_table", "read_hdf",
+                "read_sas", "read_spss", "read_stata", "read_orc", "read_clipboard",
+                "read_gbq", "to_gbq",
             ),
             "reads or writes files (or pickles); the data arrives as arguments and results "
             "are returned",
@@ -114,6 +130,9 @@ DENIED_ATTRIBUTES: Final = MappingProxyType(
         "methodcaller": "`operator.methodcaller` calls methods by string; call `obj.name()`",
         "Formatter": "`string.Formatter` reaches attributes through format fields",
         "format_map": "use an f-string instead of `format_map`",
+        "ctypeslib": "numpy.ctypeslib loads native libraries; compute with arrays directly",
+        "ctypes": "raw memory access is not available; compute with the arrays directly",
+        "f2py": "numpy.f2py compiles and loads native code",
         "system": "code cannot start processes",
         "popen": "code cannot start processes",
     }
@@ -142,8 +161,10 @@ INTERNAL_ATTRIBUTES: Final = frozenset(
 )  # fmt: skip
 
 #: The few dunder attributes analysis code legitimately reads; every other ``__x__`` is
-#: refused.
-ALLOWED_DUNDER_ATTRIBUTES: Final = frozenset({"__init__", "__name__", "__len__", "__iter__"})
+#: refused. ``__geo_interface__`` is the GeoJSON protocol of shapely and geopandas.
+ALLOWED_DUNDER_ATTRIBUTES: Final = frozenset(
+    {"__init__", "__name__", "__len__", "__iter__", "__geo_interface__"}
+)
 
 #: Single-underscore attributes that are public API by convention (namedtuple's).
 ALLOWED_PRIVATE_ATTRIBUTES: Final = frozenset({"_asdict", "_replace", "_fields", "_make"})

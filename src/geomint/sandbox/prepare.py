@@ -347,6 +347,10 @@ class _Verifier:
                 )
 
     def _check_module(self, name: str, line: int) -> None:
+        denied = _denied_submodule(name)
+        if denied:
+            self._add(line, f"import of `{name}` is not allowed: {denied}")
+            return
         if _module_allowed(name):
             return
         root = name.split(".", maxsplit=1)[0]
@@ -371,7 +375,10 @@ class _Verifier:
                 )
                 continue
             full = f"{module}.{alias.name}"
-            if not (_module_allowed(module) or _module_allowed(full)):
+            if _denied_submodule(full) and not _denied_submodule(module):
+                self._check_module(full, line)
+                continue
+            if _denied_submodule(module) or not (_module_allowed(module) or _module_allowed(full)):
                 self._check_module(module, line)
             self._check_name(alias.name, line)
             self._check_attribute_name(alias.name, module.split(".")[-1], line)
@@ -534,6 +541,16 @@ _BINDS_NAME = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.ExceptHa
 def _module_allowed(name: str) -> bool:
     parts = name.split(".")
     return any(".".join(parts[: i + 1]) in policy.ALLOWED_MODULES for i in range(len(parts)))
+
+
+def _denied_submodule(name: str) -> str | None:
+    """The reason ``name`` (or a package above it) is refused although its root is allowed."""
+    parts = name.split(".")
+    for i in range(len(parts)):
+        reason = policy.DENIED_SUBMODULES.get(".".join(parts[: i + 1]))
+        if reason:
+            return reason
+    return None
 
 
 def _is_dunder(name: str) -> bool:

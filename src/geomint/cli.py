@@ -28,17 +28,30 @@ def _root() -> None:
 
 @app.command("run-code")
 def run_code(
-    file: Annotated[Path, typer.Argument(help="A Python function body to run.", exists=True,
-                                         dir_okay=False, readable=True)],
-    inputs: Annotated[Path | None, typer.Option(
-        "--inputs", help="A JSON object; each key becomes an identifier in the code.",
-        exists=True, dir_okay=False, readable=True)] = None,
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="A Python function body to run.", exists=True, dir_okay=False, readable=True
+        ),
+    ],
+    inputs: Annotated[
+        Path | None,
+        typer.Option(
+            "--inputs",
+            help="A JSON object; each key becomes an identifier in the code.",
+            exists=True,
+            dir_okay=False,
+            readable=True,
+        ),
+    ] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Wall-clock seconds.")] = 10.0,
     memory_mb: Annotated[int, typer.Option("--memory-mb", help="Memory budget in MB.")] = 1024,
-    mode: Annotated[str, typer.Option(
-        "--mode", help="auto, isolated, restricted or in-process.")] = "auto",
-    as_json: Annotated[bool, typer.Option(
-        "--json", help="Print one JSON object with the result's fields.")] = False,
+    mode: Annotated[
+        str, typer.Option("--mode", help="auto, isolated, restricted or in-process.")
+    ] = "auto",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object with the result's fields.")
+    ] = False,
 ) -> None:
     """Run a body in the sandbox and print its result.
 
@@ -69,8 +82,13 @@ def run_code(
     for layer in result.layers:
         count = len(layer["data"].get("features", []))
         typer.echo(f"layer: {layer['label']} ({count} features)")
-    typer.echo("--- result ---" if result.ok else "--- refused ---" if result.violations
-               else "--- error ---")
+    typer.echo(
+        "--- result ---"
+        if result.ok
+        else "--- refused ---"
+        if result.violations
+        else "--- error ---"
+    )
     typer.echo(result.for_model())
 
 
@@ -82,9 +100,12 @@ def _read_inputs(path: Path | None) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         _fail(f"--inputs {path}: not readable JSON ({exc})", 2)
     if not isinstance(data, dict):
-        _fail(f"--inputs {path}: must be a JSON object whose keys become names in the code, "
-              f"got {type(data).__name__}", 2)
-    return data
+        _fail(
+            f"--inputs {path}: must be a JSON object whose keys become names in the code, "
+            f"got {type(data).__name__}",
+            2,
+        )
+    return dict(data)
 
 
 def _fail(message: str, code: int) -> typer.Exit:

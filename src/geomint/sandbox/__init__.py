@@ -7,6 +7,7 @@ an unprivileged uid). See ``docs/sandbox.md`` for the threat model.
 
 from __future__ import annotations
 
+from geomint.sandbox._entries import Entry
 from geomint.sandbox._sandbox import CodeError, Mode, Sandbox, SandboxResult
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import CHART_TYPES, ChartError, digest, to_json_safe, validate_chart
@@ -15,6 +16,7 @@ __all__ = [
     "CHART_TYPES",
     "ChartError",
     "CodeError",
+    "Entry",
     "Mode",
     "PreparedCode",
     "Sandbox",

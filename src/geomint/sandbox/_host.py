@@ -78,7 +78,9 @@ class Child:
     sock: socket.socket
     pidfd: int
 
-    def call(self, payload: bytes, *, timeout_s: float, max_reply: int) -> bytes:
+    def call(
+        self, payload: bytes, *, timeout_s: float, max_reply: int, fds: list[int] | None = None
+    ) -> bytes:
         """Send one request and return the raw reply, enforcing the wall clock.
 
         Raises:
@@ -90,6 +92,7 @@ class Child:
         deadline = time.monotonic() + timeout_s
         try:
             self._timed(deadline)
+            _protocol.send_descriptors(self.sock, fds or [])
             _protocol.write_frame(self.sock, payload)
             self._timed(deadline)
             status = _protocol.read_exact(self.sock, 1)

@@ -7,6 +7,7 @@ it ran, so everything it says is untrusted data to validate, never an instructio
 
 from __future__ import annotations
 
+import os
 import socket
 import struct
 from typing import Annotated, Any, Final, Literal
@@ -20,6 +21,8 @@ __all__ = [
     "Reply",
     "read_exact",
     "read_frame",
+    "receive_descriptors",
+    "send_descriptors",
     "write_frame",
 ]
 
@@ -28,6 +31,28 @@ REFUSED: Final = b"F"
 _HEADER = struct.Struct(">I")
 
 Text = Annotated[str, Field(max_length=4_000)]
+
+
+def send_descriptors(sock: socket.socket, fds: list[int]) -> None:
+    """Send the entry files a call may read: a 4-byte count carrying the descriptors."""
+    header = _HEADER.pack(len(fds))
+    if fds:
+        socket.send_fds(sock, [header], fds)
+    else:
+        sock.sendall(header)
+
+
+def receive_descriptors(sock: socket.socket, *, limit: int = 64) -> list[int]:
+    """Receive what :func:`send_descriptors` sent (the child side)."""
+    data, fds, _, _ = socket.recv_fds(sock, _HEADER.size, limit)
+    while len(data) < _HEADER.size:  # a stream may split even four bytes
+        data += read_exact(sock, _HEADER.size - len(data))
+    (count,) = _HEADER.unpack(data)
+    if count != len(fds):
+        for fd in fds:
+            os.close(fd)
+        raise EOFError(f"expected {count} descriptors, got {len(fds)}")
+    return list(fds)
 
 
 def write_frame(sock: socket.socket, payload: bytes) -> None:

@@ -18,6 +18,14 @@ from pydantic import ValidationError
 
 from geomint.errors import SandboxUnavailableError, UsageError
 from geomint.sandbox import _host, _runtime, hints
+from geomint.sandbox._entries import (
+    ENTRY_MARKER,
+    Entry,
+    EntryFiles,
+    replace_entries,
+    resolve_entries,
+    table_collection,
+)
 from geomint.sandbox._protocol import Reply
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import JsonValue, digest, to_json_safe
@@ -171,6 +179,7 @@ class Sandbox:
         self.scratch_mb = scratch_mb
         self._state = _State()
         self._libraries: dict[str, Any] | None = None
+        self._entry_files: EntryFiles | None = None
         self._closed = False
         if not static_checks:
             _warn_once(
@@ -256,7 +265,7 @@ class Sandbox:
                         "auto-restricted",
                         f"this machine offers only the restricted sandbox: {'; '.join(reasons)}",
                     )
-                elif wanted != "auto" and level != wanted:
+                elif wanted not in ("auto", level):
                     worker.close()
                     return self._fall_back(level, "; ".join(reasons))
                 self._state.worker = worker
@@ -295,6 +304,9 @@ class Sandbox:
             if self._state.worker is not None:
                 self._state.worker.close()
                 self._state.worker = None
+            if self._entry_files is not None:
+                self._entry_files.close()
+                self._entry_files = None
 
     def __enter__(self) -> Sandbox:
         return self
@@ -328,33 +340,44 @@ class Sandbox:
                 duration_ms=_ms(started),
                 mode=self.mode,
             )
+        entries: list[Entry] = []
+        wire = replace_entries(inputs, lambda e: {ENTRY_MARKER: _index(entries, e)})
         with self._state.lock:
             level = self._ensure_started()
-            payload = _encode_request(prepared, inputs, self.stdout_limit)
+            payload = _encode_request(prepared, wire, self.stdout_limit)
             if level == "in-process":
-                reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload)
+                reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload, entries)
             else:
-                reply_or_error = self._run_in_child(level, payload)
+                fds = [self._files().descriptor(entry) for entry in entries]
+                reply_or_error = self._run_in_child(level, payload, fds)
         return self._result(prepared, inputs, reply_or_error, level, started)
+
+    def _files(self) -> EntryFiles:
+        if self._entry_files is None:
+            self._entry_files = EntryFiles()
+        return self._entry_files
 
     async def arun(self, code: str, inputs: Mapping[str, Any] | None = None) -> SandboxResult:
         """Run a body without blocking the event loop (see :meth:`run`)."""
         return await asyncio.to_thread(self.run, code, inputs)
 
-    def _run_in_process(self, prepared: PreparedCode, payload: bytes) -> Reply | CodeError:
+    def _run_in_process(
+        self, prepared: PreparedCode, payload: bytes, entries: list[Entry]
+    ) -> Reply | CodeError:
         if self._libraries is None:
             self._libraries = _runtime.load_libraries()
         request = json.loads(payload)  # a copy: the caller's objects never change
+        inputs = resolve_entries(request["inputs"], lambda i: table_collection(entries[i].table))
         reply = _runtime.execute(
             prepared.source,
-            request["inputs"],
+            inputs,
             libraries=self._libraries,
             dropped=prepared.dropped,
             stdout_limit=self.stdout_limit,
         )
         return Reply.parse(reply)
 
-    def _run_in_child(self, level: str, payload: bytes) -> Reply | CodeError:
+    def _run_in_child(self, level: str, payload: bytes, fds: list[int]) -> Reply | CodeError:
         worker = self._state.worker
         assert worker is not None
         try:
@@ -363,7 +386,9 @@ class Sandbox:
             self._state.level = None  # the next call starts a new worker
             raise SandboxUnavailableError(str(exc)) from exc
         try:
-            raw = child.call(payload, timeout_s=self.timeout_s, max_reply=self.max_result_bytes)
+            raw = child.call(
+                payload, timeout_s=self.timeout_s, max_reply=self.max_result_bytes, fds=fds
+            )
         except _host.CallTimeoutError:
             return CodeError(
                 type="Timeout",
@@ -490,6 +515,11 @@ def _encode_request(prepared: PreparedCode, inputs: Mapping[str, Any], stdout_li
         raise UsageError(
             f"inputs must be JSON-compatible data (GeoJSON, numbers, text): {exc}"
         ) from exc
+
+
+def _index(entries: list[Entry], entry: Entry) -> int:
+    entries.append(entry)
+    return len(entries) - 1
 
 
 def _ms(started: float) -> float:

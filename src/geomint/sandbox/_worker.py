@@ -22,8 +22,9 @@ import tempfile
 from dataclasses import replace
 from typing import Any, Final
 
-from geomint.sandbox import _protocol, _runtime
+from geomint.sandbox import _entries, _protocol, _runtime
 from geomint.sandbox._confine import ConfineConfig, ConfinementError, confine, default_read_paths
+from geomint.sandbox._entries import open_entry, resolve_entries
 from geomint.sandbox.results import encode_json
 
 __all__ = ["main"]
@@ -56,13 +57,16 @@ def _serve(sock: socket.socket, libraries: dict[str, Any], config: ConfineConfig
         sock.sendall(_protocol.REFUSED)
         _protocol.write_frame(sock, str(exc).encode()[:1000])
         return
+    _entries.freeze_built = True
     sock.sendall(_protocol.READY)
+    fds = _protocol.receive_descriptors(sock)
     gc.disable()  # decoding a large request builds many objects; nothing to collect yet
     request = json.loads(_protocol.read_frame(sock, limit=_MAX_REQUEST))
     gc.enable()
+    inputs = resolve_entries(request["inputs"], lambda i: open_entry(fds[i]))
     reply = _runtime.execute(
         request["source"],
-        request["inputs"],
+        inputs,
         libraries=libraries,
         dropped=request["dropped"],
         stdout_limit=request["stdout_limit"],

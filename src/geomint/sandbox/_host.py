@@ -112,6 +112,9 @@ class Child:
             self.kill()
             raise
         finally:
+            # Also after a complete reply: a child that sent one early (forged on its
+            # socket, or with its exit patched away) must not outlive its call.
+            self.kill()
             self.close()
 
     def _timed(self, deadline: float) -> None:

@@ -275,10 +275,12 @@ class LazyFeatureCollection(dict[str, Any]):
 
     It is a real ``dict``: ``fc["features"]``, ``fc.get("features")``, iteration and
     ``len`` all work; mutating it is local to this call. ``to_geodataframe()`` builds a
-    GeoDataFrame (EPSG:4326) straight from the columns, without any per-feature objects.
+    GeoDataFrame (EPSG:4326) straight from the columns, without any per-feature objects,
+    and returns the same frame if called again in the same call.
     """
 
-    __slots__ = ("_frame", "_info", "_table")
+    __slots__ = ("_built", "_columns", "_frame", "_info", "_table", "used_features",
+                 "used_frame")  # fmt: skip
 
     def __init__(self, table: Any) -> None:
         info = json.loads(table.schema.metadata[_META_KEY])
@@ -286,17 +288,57 @@ class LazyFeatureCollection(dict[str, Any]):
         self._table = table
         self._info = info
         self._frame: Any = None
+        self._columns: list[list[Any]] | None = None
+        self._built: list[dict[str, Any]] = []
+        self.used_features = False
+        self.used_frame = False
 
-    def __missing__(self, key: str) -> Any:
-        if key != "features":
-            raise KeyError(key)
-        features = _build_features(self._table, self._info)
-        super().__setitem__("features", features)
-        return features
+    def build(self, *, stop: Callable[[], bool] | None = None, chunk: int = 50_000) -> bool:
+        """Build the features, chunk by chunk; return False if ``stop()`` said to pause.
+
+        The spare child builds ahead what the last call read, and pauses as soon as a
+        request is waiting; whatever is left is finished when the code reads it.
+        """
+        if super().__contains__("features"):
+            return True
+        was_enabled = gc.isenabled()
+        gc.disable()  # millions of new objects: a collection pass would find no garbage
+        try:
+            if self._columns is None:
+                self._columns = _feature_columns(self._table, self._info)
+            names: list[str] = self._info["properties"]
+            builder = _builder(self._info["kind"], len(names))
+            total = self._table.num_rows
+            while len(self._built) < total:
+                if stop is not None and stop():
+                    return False
+                lo = len(self._built)
+                hi = min(total, lo + chunk)
+                self._built.extend(builder(*(c[lo:hi] for c in self._columns), *names))
+            if "__id" in self._table.column_names:
+                for feature, raw in zip(self._built, _pylist(self._table.column("__id")),
+                                        strict=True):  # fmt: skip
+                    feature["id"] = json.loads(raw)
+            super().__setitem__("features", self._built)
+            self._columns = None
+            if freeze_built:
+                # Otherwise the next collections walk every new object, generation by
+                # generation: half a second per million features for nothing.
+                gc.freeze()
+            return True
+        finally:
+            if was_enabled:
+                gc.enable()
+
+    def __getitem__(self, key: str) -> Any:
+        if key == "features":
+            self.used_features = True
+            self.build()
+        return super().__getitem__(key)
 
     def _materialise(self) -> None:
-        if not super().__contains__("features"):
-            self.__missing__("features")
+        self.used_features = True
+        self.build()
 
     def get(self, key: str, default: Any = None) -> Any:
         """Like ``dict.get``, building the features when they are asked for."""
@@ -335,53 +377,44 @@ class LazyFeatureCollection(dict[str, Any]):
 
     def to_geodataframe(self) -> Any:
         """The layer as a GeoDataFrame in EPSG:4326, built from columns (fast)."""
-        import geopandas as gpd  # noqa: PLC0415
-        import pandas as pd  # noqa: PLC0415
-        import shapely  # noqa: PLC0415
+        self.used_frame = True
+        if self._frame is None:
+            self._frame = _frame(self._table, self._info)
+        return self._frame
 
-        table, info = self._table, self._info
-        names = info["properties"]
-        frame = table.select(names).to_pandas(use_threads=False) if names else pd.DataFrame()
-        if info["kind"] == "xy":
-            geometry = shapely.points(
-                table.column("__x").to_numpy(), table.column("__y").to_numpy()
-            )
-        else:
-            geometry = shapely.from_geojson(
-                table.column("__geojson").to_numpy(zero_copy_only=False)
-            )
-        for name in info["json"]:
-            frame[name] = [json.loads(v) for v in frame[name]]
-        return gpd.GeoDataFrame(frame, geometry=geometry, crs="EPSG:4326")
+    def prepare_frame(self) -> None:
+        """Build the GeoDataFrame ahead of the call (the spare child's work)."""
+        if self._frame is None:
+            self._frame = _frame(self._table, self._info)
 
 
-def _build_features(table: Any, info: dict[str, Any]) -> list[dict[str, Any]]:
-    names: list[str] = info["properties"]
-    was_enabled = gc.isenabled()
-    gc.disable()  # four million new objects: a collection pass would find no garbage
-    try:
-        columns = [_pylist(table.column(n)) for n in names]
-        for index, name in enumerate(names):
-            if name in info["json"]:
-                columns[index] = [json.loads(v) for v in columns[index]]
-        if info["kind"] == "xy":
-            geometry = [_pylist(table.column("__x")), _pylist(table.column("__y"))]
-        else:
-            geometry = [[json.loads(g) if g else None for g in _pylist(table.column("__geojson"))]]
-        features: list[dict[str, Any]] = _builder(info["kind"], len(names))(
-            *geometry, *columns, *names
-        )
-        if "__id" in table.column_names:
-            for feature, raw in zip(features, _pylist(table.column("__id")), strict=True):
-                feature["id"] = json.loads(raw)
-        if freeze_built:
-            # Otherwise the first collections after this walk all four million new
-            # objects, generation by generation: half a second for nothing.
-            gc.freeze()
-    finally:
-        if was_enabled:
-            gc.enable()
-    return features
+def _frame(table: Any, info: dict[str, Any]) -> Any:
+    import geopandas as gpd  # noqa: PLC0415
+    import pandas as pd  # noqa: PLC0415
+    import shapely  # noqa: PLC0415
+
+    names = info["properties"]
+    frame = table.select(names).to_pandas(use_threads=False) if names else pd.DataFrame()
+    if info["kind"] == "xy":
+        geometry = shapely.points(table.column("__x").to_numpy(), table.column("__y").to_numpy())
+    else:
+        geometry = shapely.from_geojson(table.column("__geojson").to_numpy(zero_copy_only=False))
+    for name in info["json"]:
+        frame[name] = [json.loads(v) for v in frame[name]]
+    return gpd.GeoDataFrame(frame, geometry=geometry, crs="EPSG:4326")
+
+
+def _feature_columns(table: Any, info: dict[str, Any]) -> list[list[Any]]:
+    """Geometry then property columns as Python lists, ready for the builder."""
+    if info["kind"] == "xy":
+        geometry = [_pylist(table.column("__x")), _pylist(table.column("__y"))]
+    else:
+        geometry = [[json.loads(g) if g else None for g in _pylist(table.column("__geojson"))]]
+    columns = []
+    for name in info["properties"]:
+        values = _pylist(table.column(name))
+        columns.append([json.loads(v) for v in values] if name in info["json"] else values)
+    return [*geometry, *columns]
 
 
 @functools.cache

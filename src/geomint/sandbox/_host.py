@@ -72,7 +72,7 @@ def worker_environment() -> dict[str, str]:
 
 @dataclass(slots=True)
 class Child:
-    """One confined child, ready for exactly one call."""
+    """One confined child, ready for exactly one call (and, before it, build-ahead work)."""
 
     pid: int
     sock: socket.socket
@@ -116,6 +116,16 @@ class Child:
             # socket, or with its exit patched away) must not outlive its call.
             self.kill()
             self.close()
+
+    def prefetch(self, payload: bytes, fds: list[int]) -> bool:
+        """Send entries for the child to build ahead; False if it is already gone."""
+        try:
+            self.sock.settimeout(5.0)
+            _protocol.send_descriptors(self.sock, fds)
+            _protocol.write_frame(self.sock, payload)
+        except OSError:
+            return False
+        return True
 
     def _timed(self, deadline: float) -> None:
         remaining = deadline - time.monotonic()

@@ -124,6 +124,8 @@ class Reply(_Strict):
     stdout: Annotated[str, Field(max_length=1_000_000)]
     stdout_truncated: bool
     returned_none: bool
+    used_features: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
+    used_frames: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
 
     @classmethod
     def parse(cls, data: bytes | dict[str, Any]) -> Reply:

@@ -121,6 +121,7 @@ class _State:
     failed_at: float | None = None
     failure: str = ""
     starter: threading.Thread | None = None
+    spare: _host.Child | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
 
 
@@ -301,6 +302,9 @@ class Sandbox:
             starter.join(timeout=_host._START_TIMEOUT_S)
         with self._state.lock:
             self._closed = True
+            if self._state.spare is not None:
+                self._state.spare.close()
+                self._state.spare = None
             if self._state.worker is not None:
                 self._state.worker.close()
                 self._state.worker = None
@@ -344,12 +348,11 @@ class Sandbox:
         wire = replace_entries(inputs, lambda e: {ENTRY_MARKER: _index(entries, e)})
         with self._state.lock:
             level = self._ensure_started()
-            payload = _encode_request(prepared, wire, self.stdout_limit)
+            payload = _encode_request(prepared, wire, self.stdout_limit, entries)
             if level == "in-process":
                 reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload, entries)
             else:
-                fds = [self._files().descriptor(entry) for entry in entries]
-                reply_or_error = self._run_in_child(level, payload, fds)
+                reply_or_error = self._run_in_child(level, payload, entries)
         return self._result(prepared, inputs, reply_or_error, level, started)
 
     def _files(self) -> EntryFiles:
@@ -377,11 +380,12 @@ class Sandbox:
         )
         return Reply.parse(reply)
 
-    def _run_in_child(self, level: str, payload: bytes, fds: list[int]) -> Reply | CodeError:
+    def _run_in_child(self, level: str, payload: bytes, entries: list[Entry]) -> Reply | CodeError:
         worker = self._state.worker
         assert worker is not None
+        fds = [self._files().descriptor(entry) for entry in entries]
         try:
-            child = worker.take_spare(level)
+            child, self._state.spare = self._state.spare or worker.take_spare(level), None
         except _host.WorkerStartError as exc:
             self._state.level = None  # the next call starts a new worker
             raise SandboxUnavailableError(str(exc)) from exc
@@ -413,13 +417,45 @@ class Sandbox:
             if worker.alive():
                 worker.request_spare(level)
         try:
-            return Reply.parse(raw)
+            reply = Reply.parse(raw)
         except ValidationError as exc:
             return CodeError(
                 type="InvalidReply",
                 message="the sandbox child sent a reply "
                 f"that does not match the protocol ({exc.error_count()} errors)",
             )
+        self._build_ahead(worker, level, entries, reply)
+        return reply
+
+    def _build_ahead(
+        self, worker: _host.WorkerProcess, level: str, entries: list[Entry], reply: Reply
+    ) -> None:
+        """Hand the next spare the layers this call read, so it builds them while idle.
+
+        What the child reported it read only chooses among entries the host itself sent
+        (indices are checked), so a forged report can cost time, never widen access.
+        """
+        features = sorted({i for i in reply.used_features if i < len(entries)})
+        frames = sorted({i for i in reply.used_frames if i < len(entries)})
+        if not (features or frames) or not worker.alive():
+            return
+        wanted = sorted(set(features) | set(frames))
+        keep = [entries[i] for i in wanted]
+        request = {
+            "op": "prefetch",
+            "entries": [entry.key for entry in keep],
+            "features": [wanted.index(i) for i in features],
+            "frames": [wanted.index(i) for i in frames],
+        }
+        try:
+            spare = worker.take_spare(level)
+        except _host.WorkerStartError:
+            return
+        if spare.prefetch(json.dumps(request).encode(),
+                          [self._files().descriptor(e) for e in keep]):  # fmt: skip
+            self._state.spare = spare
+        else:
+            spare.close()
 
     def _result(
         self,
@@ -502,8 +538,12 @@ def _check_input_names(inputs: Mapping[str, Any]) -> None:
             )
 
 
-def _encode_request(prepared: PreparedCode, inputs: Mapping[str, Any], stdout_limit: int) -> bytes:
+def _encode_request(
+    prepared: PreparedCode, inputs: Mapping[str, Any], stdout_limit: int, entries: list[Entry]
+) -> bytes:
     request = {
+        "op": "call",
+        "entries": [entry.key for entry in entries],
         "source": prepared.source,
         "dropped": list(prepared.dropped),
         "inputs": inputs,

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 from geomint.sandbox import _entries, _protocol, _runtime
 from geomint.sandbox._confine import ConfineConfig, ConfinementError, confine, default_read_paths
-from geomint.sandbox._entries import open_entry, resolve_entries
+from geomint.sandbox._entries import LazyFeatureCollection, open_entry, resolve_entries
 from geomint.sandbox.results import encode_json
 
 __all__ = ["main"]
@@ -59,11 +59,23 @@ def _serve(sock: socket.socket, libraries: dict[str, Any], config: ConfineConfig
         return
     _entries.freeze_built = True
     sock.sendall(_protocol.READY)
-    fds = _protocol.receive_descriptors(sock)
-    gc.disable()  # decoding a large request builds many objects; nothing to collect yet
-    request = json.loads(_protocol.read_frame(sock, limit=_MAX_REQUEST))
-    gc.enable()
-    inputs = resolve_entries(request["inputs"], lambda i: open_entry(fds[i]))
+    opened: dict[tuple[str, int], LazyFeatureCollection] = {}
+    while True:
+        fds = _protocol.receive_descriptors(sock)
+        gc.disable()  # decoding a large request builds many objects; nothing to collect yet
+        request = json.loads(_protocol.read_frame(sock, limit=_MAX_REQUEST))
+        gc.enable()
+        keys = [(str(key[0]), int(key[1])) for key in request["entries"]]
+        for key, fd in zip(keys, fds, strict=True):
+            if key in opened:
+                os.close(fd)
+            else:
+                opened[key] = open_entry(fd)
+        if request["op"] == "call":
+            break
+        _build_ahead(sock, [opened[k] for k in keys], request)
+    collections = [opened[k] for k in keys]
+    inputs = resolve_entries(request["inputs"], collections.__getitem__)
     reply = _runtime.execute(
         request["source"],
         inputs,
@@ -71,6 +83,8 @@ def _serve(sock: socket.socket, libraries: dict[str, Any], config: ConfineConfig
         dropped=request["dropped"],
         stdout_limit=request["stdout_limit"],
     )
+    reply["used_features"] = [i for i, c in enumerate(collections) if c.used_features]
+    reply["used_frames"] = [i for i, c in enumerate(collections) if c.used_frame]
     try:
         payload = encode_json(reply)
     except (TypeError, ValueError) as exc:  # the body tampered with what it returned
@@ -80,6 +94,23 @@ def _serve(sock: socket.socket, libraries: dict[str, Any], config: ConfineConfig
                                "line": 0, "code_line": None, "phase": "result"}})  # fmt: skip
     _protocol.write_frame(sock, payload)
     sock.shutdown(socket.SHUT_WR)
+
+
+def _build_ahead(
+    sock: socket.socket, collections: list[LazyFeatureCollection], request: dict[str, Any]
+) -> None:
+    """Build what the last call read while no request waits; stop as soon as one does."""
+
+    def waiting() -> bool:
+        return bool(select.select([sock], [], [], 0)[0])
+
+    for index in request.get("frames", []):
+        if waiting():
+            return
+        collections[index].prepare_frame()
+    for index in request.get("features", []):
+        if not collections[index].build(stop=waiting):
+            return
 
 
 def _spawn(ctrl: socket.socket, libraries: dict[str, Any], config: ConfineConfig) -> int:

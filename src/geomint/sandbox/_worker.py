@@ -10,6 +10,7 @@ runs it, replies and exits. Nothing the template does depends on what a child sa
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import json
 import os
@@ -30,6 +31,7 @@ from geomint.sandbox.results import encode_json
 __all__ = ["main"]
 
 _MAX_REQUEST: Final = 1 << 31
+_RM: Final = "/bin/rm"
 _SPAWN: Final = {b"Si": "isolated", b"Sr": "restricted"}
 _WARM_BODY: Final = (
     "df = pd.DataFrame({'a': [1, 2, 2]})\n"
@@ -162,6 +164,20 @@ def _probe(libraries: dict[str, Any], config: ConfineConfig) -> dict[str, Any]:
     return result
 
 
+def _discard(path: str) -> None:
+    """Delete a dead child's scratch tree without recursing or blocking in the worker.
+
+    The tree is the child's own work: it may nest thousands of directories (which made
+    ``shutil.rmtree`` raise RecursionError and end the worker) or hold a great many
+    files. ``rm`` walks any depth, never follows a link, and runs beside the worker.
+    """
+    try:
+        os.posix_spawn(_RM, [_RM, "-rf", "--one-file-system", "--", path], {})
+    except OSError:  # no rm here: delete in-process, keeping the worker alive
+        with contextlib.suppress(RecursionError):
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def _restricted(config: ConfineConfig, base: str) -> ConfineConfig:
     """The same limits with a fresh scratch directory of its own (no mount namespace)."""
     return replace(config, scratch_dir=tempfile.mkdtemp(dir=base))
@@ -170,6 +186,7 @@ def _restricted(config: ConfineConfig, base: str) -> ConfineConfig:
 def main(argv: list[str]) -> int:
     """Run the template: import, warm, probe, then fork a child per spawn message."""
     ctrl = socket.socket(fileno=int(argv[1]))
+    ctrl.set_inheritable(False)  # not for the helpers _discard starts
     settings = json.loads(argv[2])
     base = tempfile.mkdtemp(prefix="geomint-sandbox-")
     os.chmod(base, 0o711)  # noqa: S103 - children (uid 65534) reach their own subdirectory only
@@ -202,7 +219,7 @@ def main(argv: list[str]) -> int:
             watched: list[int] = [ctrl.fileno(), *scratch]
             readable, _, _ = select.select(watched, [], [])
             for fd in [f for f in readable if f in scratch]:
-                shutil.rmtree(scratch.pop(fd), ignore_errors=True)
+                _discard(scratch.pop(fd))
                 os.close(fd)
             if ctrl.fileno() not in readable:
                 continue
@@ -222,7 +239,7 @@ def main(argv: list[str]) -> int:
             else:
                 os.close(pidfd)
     finally:
-        shutil.rmtree(base, ignore_errors=True)
+        _discard(base)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,1 @@
+"""Legitimate analysis bodies and the realistic inputs they run over (see test_corpus.py)."""

@@ -178,7 +178,7 @@ class EntryFiles:
         base = "/dev/shm" if os.path.isdir("/dev/shm") else None  # noqa: S108
         self.directory = tempfile.mkdtemp(prefix="geomint-entries-", dir=base)
         self.max_bytes = max_bytes
-        self._files: OrderedDict[tuple[str, int], tuple[int, int]] = OrderedDict()
+        self._files: OrderedDict[tuple[str, int], tuple[int, int, Any]] = OrderedDict()
         self._lock = threading.Lock()
 
     def descriptor(self, entry: Entry) -> int:
@@ -188,8 +188,13 @@ class EntryFiles:
         with self._lock:
             known = self._files.get(entry.key)
             if known is not None:
+                if known[2] is not entry.table and not known[2].equals(entry.table):
+                    raise ValueError(
+                        f"entry {entry.id} version {entry.version} was passed before with "
+                        "different data; give changed data a new version"
+                    )
                 self._files.move_to_end(entry.key)
-                return known[0]
+                return int(known[0])
             fd, path = tempfile.mkstemp(dir=self.directory, suffix=".arrow")
             try:
                 with pa.OSFile(path, "wb") as sink, pa.ipc.new_file(sink, entry.table.schema) as w:
@@ -199,21 +204,21 @@ class EntryFiles:
             finally:
                 os.close(fd)
                 os.unlink(path)  # the descriptor keeps the data; no name left to find
-            self._files[entry.key] = (readonly, size)
+            self._files[entry.key] = (readonly, size, entry.table)
             self._evict()
             return readonly
 
     def _evict(self) -> None:
-        total = sum(size for _, size in self._files.values())
+        total = sum(size for _, size, _ in self._files.values())
         while total > self.max_bytes and len(self._files) > 1:
-            _, (fd, size) = self._files.popitem(last=False)
+            _, (fd, size, _) = self._files.popitem(last=False)
             os.close(fd)
             total -= size
 
     def close(self) -> None:
         """Close every file and remove the directory."""
         with self._lock:
-            for fd, _ in self._files.values():
+            for fd, _, _ in self._files.values():
                 with contextlib.suppress(OSError):
                     os.close(fd)
             self._files.clear()

@@ -383,7 +383,10 @@ class Sandbox:
     def _run_in_child(self, level: str, payload: bytes, entries: list[Entry]) -> Reply | CodeError:
         worker = self._state.worker
         assert worker is not None
-        fds = [self._files().descriptor(entry) for entry in entries]
+        try:
+            fds = [self._files().descriptor(entry) for entry in entries]
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
         try:
             child, self._state.spare = self._state.spare or worker.take_spare(level), None
         except _host.WorkerStartError as exc:

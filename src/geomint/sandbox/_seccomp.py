@@ -6,12 +6,12 @@ namespaces, under rlimits, as uid 65534 and (usually) under Landlock. What is
 left is the kernel's syscall surface itself, which those layers do not narrow:
 the filter closes the calls that let code leave the process (fork, exec, new
 sockets), reach other processes (ptrace, process_vm_*, signals to anyone but
-itself, pidfds), change the machine or its namespaces and mounts (mount API,
-unshare/setns, modules, kexec, reboot), climb back up the uid ladder, or poke at
-the kernel's riskiest subsystems (bpf, perf, io_uring, userfaultfd, keyrings,
-SysV IPC). Everything else stays allowed: this is a deny list on top of the other
-layers, chosen so that CPython, numpy and pandas -- including their threads --
-keep working.
+itself, pidfds, another process's rlimits, priority or scheduling), change the
+machine or its namespaces and mounts (mount API, unshare/setns, modules, kexec,
+reboot), climb back up the uid ladder, or poke at the kernel's riskiest
+subsystems (bpf, perf, io_uring, userfaultfd, keyrings, SysV IPC). Everything
+else stays allowed: this is a deny list on top of the other layers, chosen so
+that CPython, numpy and pandas -- including their threads -- keep working.
 
 Design points:
 
@@ -63,6 +63,9 @@ DENY_EPERM: tuple[str, ...] = (
     "iopl", "ioperm", "syslog", "quotactl", "quotactl_fd", "vhangup", "uselib",
     # device nodes
     "mknod", "mknodat",
+    # other processes of the same uid (every sandbox child is uid 65534): renice a whole
+    # user or process group, or set another process's I/O priority
+    "setpriority", "ioprio_set",
     # identity: the uid drop happened earlier, make climbing back impossible
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
     "setgroups", "setfsuid", "setfsgid", "capset",
@@ -77,6 +80,14 @@ DENY_ENOSYS: tuple[str, ...] = ("clone3",)
 #: calling process itself; any other target gets EPERM.
 SELF_TARGET_ONLY: tuple[str, ...] = (
     "kill", "tkill", "tgkill", "rt_sigqueueinfo", "rt_tgsigqueueinfo",
+)  # fmt: skip
+
+#: Syscalls that change the process named by their first argument (a pid): only 0 (the
+#: caller) or the caller's own pid is allowed. The kernel lets any process of the same uid
+#: lower another's limits (RLIMIT_CPU=0 kills it) or its scheduling, so without this one
+#: sandbox child could kill or starve another tenant's child.
+SELF_OR_ZERO_ONLY: tuple[str, ...] = (
+    "prlimit64", "sched_setaffinity", "sched_setscheduler", "sched_setparam", "sched_setattr",
 )  # fmt: skip
 
 CLONE_THREAD = 0x0001_0000
@@ -95,6 +106,8 @@ SYSCALLS_X86_64: dict[str, int] = {
     "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
     "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
     "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "personality": 135,
+    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144,
+    "sched_setaffinity": 203, "ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
     "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "chroot": 161, "acct": 163,
     "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
@@ -115,9 +128,12 @@ SYSCALLS_X86_64: dict[str, int] = {
 #: aarch64, from include/uapi/asm-generic/unistd.h. No fork, vfork, mknod, iopl,
 #: ioperm, modify_ldt or uselib here: the generic table never had them.
 SYSCALLS_AARCH64: dict[str, int] = {
-    "ioctl": 29, "mknodat": 33, "umount2": 39, "mount": 40, "pivot_root": 41, "chroot": 51,
+    "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39, "mount": 40, "pivot_root": 41,
+    "chroot": 51,
     "vhangup": 58, "quotactl": 60, "acct": 89, "capset": 91, "personality": 92, "unshare": 97,
     "kexec_load": 104, "init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117,
+    "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
+    "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
     "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "reboot": 142,
     "setregid": 143, "setgid": 144, "setreuid": 145, "setuid": 146, "setresuid": 147,
     "setresgid": 149, "setfsuid": 151, "setfsgid": 152, "setgroups": 159, "sethostname": 161,
@@ -232,6 +248,19 @@ def _self_target_block(pid: int) -> list[_Insn]:
     ]
 
 
+def _self_or_zero_block(pid: int) -> list[_Insn]:
+    """Allow only when args[0] is 0 (the caller) or *pid* (high word 0)."""
+    return [
+        _load(_arg_hi(0)),
+        _jump(_JEQ_K, 0, 0, 3),  # high word != 0 -> EPERM
+        _load(_arg_lo(0)),
+        _jump(_JEQ_K, 0, 2, 0),  # 0: the caller -> ALLOW
+        _jump(_JEQ_K, pid, 1, 0),  # its own pid -> ALLOW
+        _ret(_errno(errno.EPERM)),
+        _ret(_RET_ALLOW),
+    ]
+
+
 def _clone_block() -> list[_Insn]:
     """Allow clone only for threads without namespace flags (flags is arg0 on both arches)."""
     return [
@@ -282,6 +311,8 @@ def build_filter(machine: str, pid: int) -> list[_Insn]:
                 prog += _if_nr(table[name], [_ret(_errno(action))])
     for name in SELF_TARGET_ONLY:
         prog += _if_nr(table[name], _self_target_block(pid))
+    for name in SELF_OR_ZERO_ONLY:
+        prog += _if_nr(table[name], _self_or_zero_block(pid))
     prog += _if_nr(table["clone"], _clone_block())
     prog += _if_nr(table["ioctl"], _ioctl_block(DENIED_IOCTLS))
     prog.append(_ret(_RET_ALLOW))

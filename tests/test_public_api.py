@@ -1,0 +1,28 @@
+"""The public surface is declared and pinned: a change to it is a deliberate change here."""
+
+from __future__ import annotations
+
+import geomint
+import geomint.sandbox
+
+
+def test_package_root_exports() -> None:
+    assert sorted(geomint.__all__) == sorted([
+        "GeomintError", "ModelFacingError", "OperatorError", "SandboxUnavailableError",
+        "UsageError", "__version__",
+    ])  # fmt: skip
+
+
+def test_sandbox_exports() -> None:
+    assert sorted(geomint.sandbox.__all__) == sorted([
+        "CHART_TYPES", "ChartError", "CodeError", "Entry", "Mode", "PreparedCode", "Sandbox",
+        "SandboxResult", "Violation", "digest", "prepare", "to_json_safe", "validate_chart",
+    ])  # fmt: skip
+    for name in geomint.sandbox.__all__:
+        assert getattr(geomint.sandbox, name) is not None
+
+
+def test_sandbox_result_fields() -> None:
+    fields = set(geomint.sandbox.SandboxResult.__dataclass_fields__)
+    assert {"ok", "value", "error", "hint", "violations", "figures", "layers", "stdout",
+            "duration_ms", "mode"} <= fields  # fmt: skip

@@ -269,6 +269,12 @@ def test_compiled_policy(machine: str) -> None:
         assert verdict(name, PID | (1 << 32)) == EPERM, name
         assert verdict(name, 0) == EPERM, name
         assert verdict(name, 0xFFFF_FFFF_FFFF_FFFF) == EPERM, name  # -1: everyone
+    for name in _seccomp.SELF_OR_ZERO_ONLY:  # another same-uid process's limits, scheduling
+        assert verdict(name, 0) == ALLOW, name
+        assert verdict(name, PID) == ALLOW, name
+        assert verdict(name, PID + 1) == EPERM, name
+        assert verdict(name, PID | (1 << 32)) == EPERM, name
+        assert verdict(name, 0xFFFF_FFFF_FFFF_FFFF) == EPERM, name
     assert verdict("ioctl", 0, 0x5412) == EPERM  # TIOCSTI
     assert verdict("ioctl", 0, 0x541C) == EPERM  # TIOCLINUX
     assert verdict("ioctl", 0, 0x5401) == ALLOW  # TCGETS

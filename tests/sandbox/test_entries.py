@@ -119,3 +119,12 @@ def test_changed_data_under_an_old_version_is_refused(isolated: Sandbox) -> None
 def test_only_feature_collections_and_frames_are_entries() -> None:
     with pytest.raises(TypeError, match="FeatureCollection or a GeoDataFrame"):
         Entry("byod-1", 1, [1, 2, 3])
+
+
+def test_hints_see_the_property_names_of_a_layer(in_process: Sandbox) -> None:
+    result = in_process.run(
+        "return [f['properties']['nme'] for f in places_by_entry['places-1']['features']]",
+        {"places_by_entry": {"places-1": Entry("places-1", 1, POINTS)}},
+    )
+    assert result.error is not None and result.error.type == "KeyError"
+    assert result.hint is not None and "rating" in result.hint

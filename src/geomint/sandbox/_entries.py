@@ -81,6 +81,10 @@ class Entry:
         """Number of features in the layer."""
         return int(self.table.num_rows)
 
+    def preview(self, rows: int = 3) -> dict[str, Any]:
+        """The first few features as GeoJSON (for error hints that name properties)."""
+        return dict(LazyFeatureCollection(self.table.slice(0, rows)).items())
+
 
 def _to_table(data: Any) -> Any:
     import pyarrow as pa  # noqa: PLC0415 - only hosts that pass entries pay for pyarrow

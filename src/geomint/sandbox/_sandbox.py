@@ -353,7 +353,7 @@ class Sandbox:
                 reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload, entries)
             else:
                 reply_or_error = self._run_in_child(level, payload, entries)
-        return self._result(prepared, inputs, reply_or_error, level, started)
+        return self._result(prepared, _hint_view(inputs), reply_or_error, level, started)
 
     def _files(self) -> EntryFiles:
         if self._entry_files is None:
@@ -558,6 +558,11 @@ def _encode_request(
         raise UsageError(
             f"inputs must be JSON-compatible data (GeoJSON, numbers, text): {exc}"
         ) from exc
+
+
+def _hint_view(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """Inputs with each big layer shown by its first features, for the hint table."""
+    return replace_entries(inputs, lambda entry: entry.preview())
 
 
 def _index(entries: list[Entry], entry: Entry) -> int:

@@ -283,14 +283,18 @@ class Sandbox:
                 "Linux with namespaces and seccomp, or choose a weaker mode explicitly: "
                 "Sandbox(mode='restricted'), or allow_fallback=True"
             )
-        _warn_once(f"fallback-{level}", f"sandbox falling back to {level}: {reason}")
         if level == "in-process":
+            _warn_once("fallback-in-process", f"sandbox falling back to in-process: {reason}")
             return "in-process"
-        worker = _host.WorkerProcess(
-            memory_mb=self.memory_mb,
-            cpu_s=math.ceil(self.timeout_s) + 1,
-            scratch_mb=self.scratch_mb,
-        )
+        try:
+            worker = _host.WorkerProcess(
+                memory_mb=self.memory_mb,
+                cpu_s=math.ceil(self.timeout_s) + 1,
+                scratch_mb=self.scratch_mb,
+            )
+        except _host.WorkerStartError as exc:  # the weaker mode needs a worker too
+            return self._fall_back("in-process", f"{reason}; {level}: {exc}")
+        _warn_once(f"fallback-{level}", f"sandbox falling back to {level}: {reason}")
         self._state.worker = worker
         worker.request_spare(level)
         return level

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import re
-import warnings
 from collections.abc import Mapping
 from typing import Any
 
@@ -17,7 +16,7 @@ import h3
 import pytest
 
 from geomint.sandbox import CodeError, Sandbox, hints
-from geomint.sandbox.hints import PATTERNS, UNPARSABLE_HINT, Pattern, find_hint, hint_for
+from geomint.sandbox.hints import PATTERNS, Pattern, find_hint, hint_for
 
 
 def _point(lng: float, lat: float, **properties: object) -> dict[str, Any]:
@@ -429,14 +428,16 @@ def _cases() -> list[Any]:
 
 def _run(sandbox: Sandbox, code: str, inputs: Mapping[str, Any] = INPUTS) -> tuple[str, str]:
     """Run a failing body; return the (pattern name, hint) chosen for its error."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # as in production logs, but raised: see degrees-as-metres
-        result = sandbox.run(code, inputs)
-    assert not result.ok and result.error is not None, result.value
-    found = find_hint(result.error, inputs)
-    assert found is not None, f"no hint for {result.error}"
-    if result.error.type != "GateRefused":  # Gate 1 refusals get no hint_for from the sandbox
-        assert result.hint == found[1]
+    result = sandbox.run(code, inputs)
+    if result.ok:  # it ran, but warned of a pitfall (a buffer in degrees): hinted all the same
+        assert result.warnings, result.value
+        kind, _, message = result.warnings[0].partition(": ")
+        found = find_hint(CodeError(type=kind, message=message), inputs)
+    else:
+        assert result.error is not None
+        found = find_hint(result.error, inputs)
+    assert found is not None, f"no hint for {result.error or result.warnings}"
+    assert result.hint == found[1]
     return found
 
 
@@ -514,12 +515,11 @@ def test_unknown_ids_list_every_record_and_cap_long_listings(in_process: Sandbox
     assert "routes_by_entry is None" in result.hint
 
 
-def test_gate_refusals_get_the_unparsable_hint_from_the_sandbox(in_process: Sandbox) -> None:
+def test_gate_refusals_get_their_hint_from_the_sandbox(in_process: Sandbox) -> None:
     result = in_process.run("Sure! Here it is:\n```python\nreturn 1\n```", INPUTS)
     assert result.error is not None and result.error.type == "GateRefused"
-    assert result.hint == UNPARSABLE_HINT
-    text = hint_for(result.error, INPUTS)
-    assert text is not None and "no markdown fences" in text
+    assert result.hint is not None and "no markdown fences" in result.hint
+    assert result.hint == hint_for(result.error, INPUTS)
 
 
 def test_every_h3_v4_name_the_hints_suggest_exists() -> None:
@@ -557,3 +557,11 @@ def test_a_failing_builder_is_logged_not_raised(
     with caplog.at_level(logging.ERROR, logger="geomint.sandbox"):
         assert hint_for(CodeError(type="KeyError", message="'a'"), INPUTS) is None
     assert "choosing a hint failed" in caplog.text
+
+
+def test_a_buffer_in_degrees_runs_but_is_hinted_in_every_mode(any_mode: Sandbox) -> None:
+    result = any_mode.run(FRAME + "return float(gdf.buffer(500).area.sum())", INPUTS)
+    assert result.ok, result.error
+    assert any("geographic CRS" in w for w in result.warnings), result.warnings
+    assert result.hint is not None and "estimate_utm_crs" in result.hint
+    assert "Hint:" in result.for_model() and "Warnings:" in result.for_model()

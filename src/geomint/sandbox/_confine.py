@@ -68,8 +68,9 @@ class ConfineConfig:
         memory_mb: Address-space budget on top of the worker's own size.
         cpu_s: CPU seconds before SIGXCPU (the host's wall clock normally acts first).
         scratch_mb: Size of the private scratch tmpfs (and the largest file).
-        scratch_dir: A fresh directory to work in when there is no mount namespace
-            (restricted mode); isolated mode mounts a private tmpfs on ``/tmp`` instead.
+        scratch_dir: Restricted mode: a fresh directory of this child's to work in.
+            Isolated mode: where to mount the private scratch tmpfs when ``/tmp`` itself
+            cannot be covered (it holds the interpreter); otherwise ``/tmp`` is used.
         read_paths: Directories the child may read (interpreter, libraries, data).
         nofile: Open descriptors allowed.
         nproc: Threads allowed (counted per uid after the drop).
@@ -129,7 +130,7 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
     if isolated:
         _unshare(_CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS)
         report["netns"] = True
-        _private_mounts(config)
+        scratch = _private_mounts(config)
         report["mountns"] = True
     else:
         # Restricted mode is for platforms without namespaces: a fresh directory the
@@ -142,7 +143,8 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
             )
         if os.geteuid() == 0:
             os.chown(config.scratch_dir, _NOBODY, _NOBODY)
-    os.chdir("/tmp" if report["mountns"] else config.scratch_dir)  # noqa: S108
+        scratch = config.scratch_dir
+    os.chdir(scratch)
 
     _set_limits(own_size, config)
     report["rlimits"] = True
@@ -150,7 +152,6 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
 
     report["landlock"] = 0
     if _landlock.landlock_abi() > 0:
-        scratch = "/tmp" if report["mountns"] else config.scratch_dir  # noqa: S108
         report["landlock"] = _landlock.apply_landlock(
             read_paths=config.read_paths, write_paths=(scratch,)
         )
@@ -198,15 +199,37 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str =
         raise ConfinementError(err, f"mount {target} failed: {os.strerror(err)}")
 
 
-def _private_mounts(config: ConfineConfig) -> None:
-    """Scratch on a private size-capped tmpfs; /proc, /dev/shm and /run out of reach."""
+_HIDDEN: Final = ("/tmp", "/proc", "/dev/shm", "/run", "/var/tmp", "/root", "/home")  # noqa: S108
+
+
+def _private_mounts(config: ConfineConfig) -> str:
+    """Scratch on a private size-capped tmpfs; shared and per-user places out of reach.
+
+    A place that holds a read path (a checkout under ``/tmp`` or ``/home``) stays visible,
+    since hiding it would hide the interpreter; Landlock still keeps the child out of the
+    rest of it. Returns the scratch directory.
+    """
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
-    opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={_NOBODY},gid={_NOBODY}"
-    _mount("geomint-scratch", "/tmp", "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts)  # noqa: S108
+    needed = [os.path.realpath(p) for p in config.read_paths]
+
+    def holds_read_path(place: str) -> bool:
+        return any(p == place or p.startswith(place.rstrip("/") + "/") for p in needed)
+
     hidden = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    for path in ("/proc", "/dev/shm", "/run", "/var/tmp", "/root", "/home"):  # noqa: S108
-        if os.path.isdir(path):
-            _mount("geomint-hidden", path, "tmpfs", hidden, "size=4k,nr_inodes=16,mode=0555")
+    scratch = config.scratch_dir
+    for path in _HIDDEN:
+        if not os.path.isdir(path) or holds_read_path(path):
+            continue
+        if path == "/tmp":  # noqa: S108 - the private tmpfs below becomes the child's /tmp
+            scratch = path
+            continue
+        _mount("geomint-hidden", path, "tmpfs", hidden, "size=4k,nr_inodes=16,mode=0555")
+    if not scratch:
+        raise ConfinementError(errno.EINVAL, "no place for scratch: /tmp holds the "
+                               "interpreter and no scratch directory was given")  # fmt: skip
+    opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={_NOBODY},gid={_NOBODY}"
+    _mount("geomint-scratch", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts)
+    return scratch
 
 
 def _close_descriptors(keep_fd: int) -> None:

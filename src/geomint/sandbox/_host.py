@@ -26,6 +26,7 @@ __all__ = [
     "CallTimeoutError",
     "Child",
     "ChildDiedError",
+    "ChildLostError",
     "ConfinementRefusedError",
     "WorkerProcess",
     "WorkerStartError",
@@ -47,6 +48,10 @@ class CallTimeoutError(TimeoutError):
 
 class ChildDiedError(RuntimeError):
     """The child exited before sending a complete reply."""
+
+
+class ChildLostError(RuntimeError):
+    """The child was gone before it said it was ready: no code of the call ran."""
 
 
 class ConfinementRefusedError(RuntimeError):
@@ -95,7 +100,10 @@ class Child:
             _protocol.send_descriptors(self.sock, fds or [])
             _protocol.write_frame(self.sock, payload)
             self._timed(deadline)
-            status = _protocol.read_exact(self.sock, 1)
+            try:
+                status = _protocol.read_exact(self.sock, 1)
+            except (EOFError, ConnectionResetError) as exc:
+                raise ChildLostError("the child was gone before it ran any code") from exc
             if status == _protocol.REFUSED:
                 reason = _protocol.read_frame(self.sock, limit=1000).decode(errors="replace")
                 raise ConfinementRefusedError(reason)

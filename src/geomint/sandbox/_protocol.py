@@ -124,6 +124,7 @@ class Reply(_Strict):
     stdout: Annotated[str, Field(max_length=1_000_000)]
     stdout_truncated: bool
     returned_none: bool
+    warnings: Annotated[list[Annotated[str, Field(max_length=700)]], Field(max_length=10)] = []
     used_features: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
     used_frames: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
 

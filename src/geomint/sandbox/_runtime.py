@@ -12,6 +12,7 @@ import importlib
 import io
 import traceback
 import types
+import warnings
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from contextlib import redirect_stderr, redirect_stdout
 from typing import Any, Final
@@ -26,6 +27,7 @@ __all__ = ["LIBRARY_NAMES", "execute", "load_libraries"]
 FILENAME: Final = "<code>"
 LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
 _MAX_MESSAGE = 2_000
+_MAX_WARNINGS = 10
 
 
 def load_libraries() -> dict[str, Any]:
@@ -45,8 +47,10 @@ def _guarded_import(
     # A tripwire behind Gate 1 (which already refused the import): keeps a body compiled
     # with static_checks=False from importing os by name. Gate 2 is the boundary.
     parts = name.split(".")
-    allowed = any(".".join(parts[: i + 1]) in policy.ALLOWED_MODULES for i in range(len(parts)))
-    if level or not allowed:
+    prefixes = [".".join(parts[: i + 1]) for i in range(len(parts))]
+    names = [*prefixes, *(f"{name}.{item}" for item in fromlist or ())]
+    allowed = any(p in policy.ALLOWED_MODULES for p in prefixes)
+    if level or not allowed or any(n in policy.DENIED_SUBMODULES for n in names):
         raise ImportError(f"import of {name!r} is not allowed in the sandbox")
     return importlib.__import__(name, globals_, locals_, fromlist, level)
 
@@ -105,18 +109,26 @@ def execute(
 
     Returns:
         ``{"ok", "value", "error", "figures", "layers", "stdout", "stdout_truncated",
-        "returned_none"}`` with JSON-safe values only.
+        "returned_none", "warnings"}`` with JSON-safe values only.
     """
     mint = Mint()
     out = _CappedText(stdout_limit)
     reply: dict[str, JsonValue] = {
         "ok": False, "value": None, "error": None, "figures": [], "layers": [],
-        "stdout": "", "stdout_truncated": False, "returned_none": False,
+        "stdout": "", "stdout_truncated": False, "returned_none": False, "warnings": [],
     }  # fmt: skip
     arguments = {**libraries, **inputs, "mint": mint}
     names = list(arguments)
+    caught: list[warnings.WarningMessage] = []
     try:
-        with redirect_stdout(out), redirect_stderr(out):
+        # Warnings are part of the answer (a buffer in degrees warns and still "works"),
+        # so they are recorded the same way in every mode, whatever filters the host has.
+        with (
+            redirect_stdout(out),
+            redirect_stderr(out),
+            warnings.catch_warnings(record=True) as caught,
+        ):
+            warnings.simplefilter("always")
             function = _compile(source, names, dropped)
             value = _drive(function(*arguments.values()))
             if value is None:
@@ -134,7 +146,15 @@ def execute(
         reply["error"] = _error_record(exc, source)
     reply["stdout"] = out.getvalue()
     reply["stdout_truncated"] = out.dropped > 0
+    reply["warnings"] = _warning_texts(caught)
     return reply
+
+
+def _warning_texts(caught: Sequence[warnings.WarningMessage]) -> list[JsonValue]:
+    texts: dict[str, None] = {}
+    for item in caught[: _MAX_WARNINGS * 4]:
+        texts[f"{item.category.__name__}: {str(item.message)[:500]}"] = None
+    return [text for text in list(texts)[:_MAX_WARNINGS]]
 
 
 def _compile(

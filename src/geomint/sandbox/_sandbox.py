@@ -52,8 +52,9 @@ class CodeError:
     """Why a body failed, for the model to act on.
 
     Attributes:
-        type: The exception type (``KeyError``) or the sandbox's own (``Timeout``,
-            ``MemoryLimit``, ``NoResult``, ``GateRefused``, ``WorkerDied``).
+        type: The exception type (``KeyError``, ``MemoryError``) or the sandbox's own
+            (``Timeout``, ``WorkerDied``, ``NoResult``, ``GateRefused``,
+            ``ResultTooLarge``, ``InvalidReply``).
         message: What happened.
         line: The line of the code as the model wrote it (0 when not in its code).
         code_line: The text of that line.
@@ -77,12 +78,14 @@ class SandboxResult:
         ok: True when the body ran and returned a JSON-safe value.
         value: The returned value, normalised to JSON (None when not ok).
         error: Why it failed, or None.
-        hint: A targeted suggestion for the model when the error matches a known pitfall.
+        hint: A targeted suggestion for the model when the error (or, for a result that
+            ran, a warning such as a buffer in degrees) matches a known pitfall.
         violations: Everything Gate 1 refused (the body did not run).
         figures: ``mint.value`` registrations, as plain dicts.
         layers: ``mint.layer`` registrations, as plain dicts with GeoJSON ``data``.
         stdout: What the body printed (capped).
         stdout_truncated: Whether printed output was cut at the cap.
+        warnings: Warnings the code raised (``"UserWarning: ..."``), deduplicated.
         duration_ms: Wall time of the whole call, in milliseconds.
         mode: The mode the body ran in.
     """
@@ -96,6 +99,7 @@ class SandboxResult:
     layers: tuple[dict[str, Any], ...] = ()
     stdout: str = ""
     stdout_truncated: bool = False
+    warnings: tuple[str, ...] = ()
     duration_ms: float = 0.0
     mode: Mode = "not-started"
 
@@ -105,13 +109,16 @@ class SandboxResult:
 
     def for_model(self, *, max_chars: int = 8_000) -> str:
         """A text for the model: the value (digested when large) or the error and hint."""
+        hint = f"\nHint: {self.hint}" if self.hint else ""
         if self.violations:
             lines = "\n".join(f"- {v}" for v in self.violations)
-            return f"The code was refused before it ran:\n{lines}"
+            return f"The code was refused before it ran:\n{lines}{hint}"
         if not self.ok:
-            text = f"Error: {self.error}"
-            return f"{text}\nHint: {self.hint}" if self.hint else text
-        return digest(self.value, max_chars=max_chars)
+            return f"Error: {self.error}{hint}"
+        text = digest(self.value, max_chars=max_chars)
+        if self.warnings:
+            text += "\nWarnings: " + "; ".join(self.warnings)
+        return text + hint
 
 
 @dataclass(slots=True)
@@ -224,8 +231,7 @@ class Sandbox:
                 return state.level
             if state.worker is not None:  # the worker died: start a new one
                 _warn_once("restart", "the sandbox worker died; starting a new one")
-                state.worker.close()
-                state.worker, state.level = None, None
+                self._forget_worker()
             if state.failed_at is not None and time.monotonic() - state.failed_at < _RETRY_AFTER_S:
                 raise SandboxUnavailableError(state.failure)
             try:
@@ -235,6 +241,17 @@ class Sandbox:
                 state.failed_at, state.failure = time.monotonic(), str(exc)
                 raise
             return state.level
+
+    def _forget_worker(self) -> None:
+        """Drop the worker and its spare child; the next call starts a new one."""
+        state = self._state
+        if state.spare is not None:
+            state.spare.close()
+            state.spare = None
+        if state.worker is not None:
+            state.worker.close()
+            state.worker = None
+        state.level = None
 
     def _start_best(self) -> str:
         wanted = self.requested_mode
@@ -337,13 +354,17 @@ class Sandbox:
         names = [*_runtime.LIBRARY_NAMES, *inputs]
         prepared = prepare(code, names, static_checks=self.static_checks)
         if not prepared.ok:
+            refusal = CodeError(
+                type="GateRefused",
+                message="; ".join(str(v) for v in prepared.violations)[:4000],
+            )
+            hint = hints.hint_for(refusal, _hint_view(inputs))
+            if hint is None and prepared.syntax_error:
+                hint = hints.UNPARSABLE_HINT
             return SandboxResult(
                 ok=False,
-                error=CodeError(
-                    type="GateRefused",
-                    message="; ".join(str(v) for v in prepared.violations)[:4000],
-                ),
-                hint=hints.UNPARSABLE_HINT if prepared.syntax_error else None,
+                error=refusal,
+                hint=hint,
                 violations=prepared.violations,
                 duration_ms=_ms(started),
                 mode=self.mode,
@@ -384,7 +405,9 @@ class Sandbox:
         )
         return Reply.parse(reply)
 
-    def _run_in_child(self, level: str, payload: bytes, entries: list[Entry]) -> Reply | CodeError:
+    def _run_in_child(
+        self, level: str, payload: bytes, entries: list[Entry], *, retry: bool = True
+    ) -> Reply | CodeError:
         worker = self._state.worker
         assert worker is not None
         try:
@@ -393,13 +416,17 @@ class Sandbox:
             raise UsageError(str(exc)) from exc
         try:
             child, self._state.spare = self._state.spare or worker.take_spare(level), None
-        except _host.WorkerStartError as exc:
-            self._state.level = None  # the next call starts a new worker
-            raise SandboxUnavailableError(str(exc)) from exc
-        try:
             raw = child.call(
                 payload, timeout_s=self.timeout_s, max_reply=self.max_result_bytes, fds=fds
             )
+        except (_host.WorkerStartError, _host.ChildLostError) as exc:
+            # The worker (or the spare it made) is gone and no code of this call ran:
+            # start a new worker and try once more.
+            self._forget_worker()
+            if not retry:
+                raise SandboxUnavailableError(f"the sandbox worker stopped: {exc}") from exc
+            level = self._ensure_started()
+            return self._run_in_child(level, payload, entries, retry=False)
         except _host.CallTimeoutError:
             return CodeError(
                 type="Timeout",
@@ -483,12 +510,12 @@ class Sandbox:
             )
         common: dict[str, Any] = {
             "stdout": outcome.stdout, "stdout_truncated": outcome.stdout_truncated,
-            "duration_ms": _ms(started), "mode": mode,
+            "warnings": tuple(outcome.warnings), "duration_ms": _ms(started), "mode": mode,
         }  # fmt: skip
         if outcome.ok and outcome.error is None and not outcome.returned_none:
             offset = prepared.line_offset
             return SandboxResult(
-                ok=True, value=outcome.value,
+                ok=True, value=outcome.value, hint=_warning_hint(outcome.warnings, inputs),
                 figures=tuple(_shift(f.model_dump(), offset) for f in outcome.figures),
                 layers=tuple(_shift(layer.model_dump(), offset) for layer in outcome.layers),
                 **common,
@@ -562,6 +589,16 @@ def _encode_request(
         raise UsageError(
             f"inputs must be JSON-compatible data (GeoJSON, numbers, text): {exc}"
         ) from exc
+
+
+def _warning_hint(warnings: list[str], inputs: Mapping[str, Any]) -> str | None:
+    """A hint for a body that ran but warned of a known pitfall (degrees used as metres)."""
+    for text in warnings:
+        kind, _, message = text.partition(": ")
+        hint = hints.hint_for(CodeError(type=kind, message=message), inputs)
+        if hint is not None:
+            return hint
+    return None
 
 
 def _hint_view(inputs: Mapping[str, Any]) -> dict[str, Any]:

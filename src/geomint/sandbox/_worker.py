@@ -191,10 +191,12 @@ def main(argv: list[str]) -> int:
     base = tempfile.mkdtemp(prefix="geomint-sandbox-")
     os.chmod(base, 0o711)  # noqa: S103 - children (uid 65534) reach their own subdirectory only
     read_paths = tuple(settings.get("read_paths") or default_read_paths())
+    mount_point = os.path.join(base, "scratch")
+    os.mkdir(mount_point, 0o755)  # isolated children mount their own tmpfs here if needed
     configs = {
         level: ConfineConfig(
             level=level, memory_mb=settings["memory_mb"], cpu_s=settings["cpu_s"],
-            scratch_mb=settings["scratch_mb"], read_paths=read_paths,
+            scratch_mb=settings["scratch_mb"], read_paths=read_paths, scratch_dir=mount_point,
         )
         for level in ("isolated", "restricted")
     }  # fmt: skip

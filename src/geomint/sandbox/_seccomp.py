@@ -63,6 +63,10 @@ DENY_EPERM: tuple[str, ...] = (
     "iopl", "ioperm", "syslog", "quotactl", "quotactl_fd", "vhangup", "uselib",
     # device nodes
     "mknod", "mknodat",
+    # extended attributes: Landlock does not mediate them, so they would let code write
+    # data into any host file its uid may write (a channel that outlives the call)
+    "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
+    "setxattrat", "removexattrat",
     # other processes of the same uid (every sandbox child is uid 65534): renice a whole
     # user or process group, or set another process's I/O priority
     "setpriority", "ioprio_set",
@@ -106,8 +110,10 @@ SYSCALLS_X86_64: dict[str, int] = {
     "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
     "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
     "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "personality": 135,
-    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144,
-    "sched_setaffinity": 203, "ioprio_set": 251, "prlimit64": 302, "sched_setattr": 314,
+    "setpriority": 141, "sched_setparam": 142, "sched_setscheduler": 144, "setxattr": 188,
+    "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
+    "fremovexattr": 199, "sched_setaffinity": 203, "ioprio_set": 251, "prlimit64": 302,
+    "sched_setattr": 314,
     "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "chroot": 161, "acct": 163,
     "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
@@ -122,14 +128,15 @@ SYSCALLS_X86_64: dict[str, int] = {
     "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_open": 434, "clone3": 435,
     "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443,
     "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
-    "process_mrelease": 448, "open_tree_attr": 467,
+    "process_mrelease": 448, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
 }  # fmt: skip
 
 #: aarch64, from include/uapi/asm-generic/unistd.h. No fork, vfork, mknod, iopl,
 #: ioperm, modify_ldt or uselib here: the generic table never had them.
 SYSCALLS_AARCH64: dict[str, int] = {
-    "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39, "mount": 40, "pivot_root": 41,
-    "chroot": 51,
+    "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
+    "fremovexattr": 16, "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39,
+    "mount": 40, "pivot_root": 41, "chroot": 51,
     "vhangup": 58, "quotactl": 60, "acct": 89, "capset": 91, "personality": 92, "unshare": 97,
     "kexec_load": 104, "init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117,
     "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
@@ -148,7 +155,8 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_open": 434,
     "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
     "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
-    "landlock_restrict_self": 446, "process_mrelease": 448, "open_tree_attr": 467,
+    "landlock_restrict_self": 446, "process_mrelease": 448, "setxattrat": 463,
+    "removexattrat": 466, "open_tree_attr": 467,
 }  # fmt: skip
 
 AUDIT_ARCH_X86_64 = 0xC000_003E

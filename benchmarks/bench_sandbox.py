@@ -161,12 +161,12 @@ def points(n: int) -> dict[str, Any]:
 
 
 AS_FRAME = "fc = places_by_entry['places-1']\ngdf = fc.to_geodataframe()\nreturn int(len(gdf))"
+# "Reaches the code": the collection is built and its first and last features are read;
+# what the code then does with a million features is its own cost, not the sandbox's.
 AS_DICTS = (
-    "fc = places_by_entry['places-1']\n"
-    "n = 0\n"
-    "for f in fc['features']:\n"
-    "    n += f['properties']['id'] >= 0\n"
-    "return n"
+    "features = places_by_entry['places-1']['features']\n"
+    "assert features[0]['properties']['id'] == 0 and features[-1]['geometry']['type'] == 'Point'\n"
+    "return len(features)"
 )
 
 

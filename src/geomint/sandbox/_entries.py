@@ -398,6 +398,19 @@ class LazyFeatureCollection(dict[str, Any]):
 
 
 def _frame(table: Any, info: dict[str, Any]) -> Any:
+    was_enabled = gc.isenabled()
+    gc.disable()  # a million new geometry objects: collections would find no garbage
+    try:
+        frame = _frame_from_columns(table, info)
+        if freeze_built:
+            gc.freeze()
+        return frame
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def _frame_from_columns(table: Any, info: dict[str, Any]) -> Any:
     import geopandas as gpd  # noqa: PLC0415
     import pandas as pd  # noqa: PLC0415
     import shapely  # noqa: PLC0415

@@ -129,6 +129,7 @@ class _State:
     failure: str = ""
     starter: threading.Thread | None = None
     spare: _host.Child | None = None
+    handoff: threading.Thread | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
 
 
@@ -244,6 +245,7 @@ class Sandbox:
 
     def _forget_worker(self) -> None:
         """Drop the worker and its spare child; the next call starts a new one."""
+        self._await_handoff()
         state = self._state
         if state.spare is not None:
             state.spare.close()
@@ -323,6 +325,7 @@ class Sandbox:
             starter.join(timeout=_host._START_TIMEOUT_S)
         with self._state.lock:
             self._closed = True
+            self._await_handoff()
             if self._state.spare is not None:
                 self._state.spare.close()
                 self._state.spare = None
@@ -408,6 +411,7 @@ class Sandbox:
     def _run_in_child(
         self, level: str, payload: bytes, entries: list[Entry], *, retry: bool = True
     ) -> Reply | CodeError:
+        self._await_handoff()
         worker = self._state.worker
         assert worker is not None
         try:
@@ -481,15 +485,29 @@ class Sandbox:
             "features": [wanted.index(i) for i in features],
             "frames": [wanted.index(i) for i in frames],
         }
-        try:
-            spare = worker.take_spare(level)
-        except _host.WorkerStartError:
-            return
-        if spare.prefetch(json.dumps(request).encode(),
-                          [self._files().descriptor(e) for e in keep]):  # fmt: skip
-            self._state.spare = spare
-        else:
-            spare.close()
+        payload = json.dumps(request).encode()
+        fds = [self._files().descriptor(e) for e in keep]
+
+        def hand_over() -> None:
+            # Off the caller's path: waiting for the worker's next fork costs milliseconds.
+            try:
+                spare = worker.take_spare(level)
+            except _host.WorkerStartError:
+                return
+            if spare.prefetch(payload, fds):
+                self._state.spare = spare
+            else:
+                spare.close()
+
+        handoff = threading.Thread(target=hand_over, name="geomint-sandbox-handoff", daemon=True)
+        self._state.handoff = handoff
+        handoff.start()
+
+    def _await_handoff(self) -> None:
+        """Let a running hand-over finish before anything else talks to the worker."""
+        handoff, self._state.handoff = self._state.handoff, None
+        if handoff is not None:
+            handoff.join()
 
     def _result(
         self,

@@ -216,3 +216,17 @@ def test_fallback_never_goes_below_the_minimum(no_worker: list[dict[str, Any]]) 
 def test_no_fallback_without_permission(no_worker: list[dict[str, Any]]) -> None:
     with Sandbox(mode="auto") as sandbox, pytest.raises(SandboxUnavailableError):
         sandbox.run("return 1")
+
+
+def test_layers_report_what_confines_the_calls(isolated: Sandbox, in_process: Sandbox) -> None:
+    layers = isolated.layers
+    assert layers["netns"] is True and layers["mountns"] is True and layers["seccomp"] is True
+    assert layers["rlimits"] is True
+    assert isinstance(layers["landlock"], int)  # the ABI version; 0 where the kernel lacks it
+    assert in_process.layers == {}
+
+
+def test_restricted_has_no_namespaces(restricted: Sandbox) -> None:
+    layers = restricted.layers
+    assert layers["netns"] is False and layers["mountns"] is False
+    assert layers["seccomp"] is True

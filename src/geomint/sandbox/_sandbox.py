@@ -207,6 +207,20 @@ class Sandbox:
             return state.level  # type: ignore[return-value]
         return "unavailable" if state.failed_at is not None else "not-started"
 
+    @property
+    def layers(self) -> dict[str, bool | int]:
+        """The confinement layers calls run under now, as the worker's probe found them.
+
+        ``netns``/``mountns``/``seccomp``/``uid_drop``/``rlimits`` are booleans and
+        ``landlock`` is the ABI version (0 when absent). Empty before the first start
+        and in the ``in-process`` mode.
+        """
+        worker, level = self._state.worker, self._state.level
+        if worker is None or level not in ("isolated", "restricted"):
+            return {}
+        probe = worker.probe(level)
+        return {k: v for k, v in probe.items() if k != "ok" and isinstance(v, bool | int)}
+
     def start(self) -> None:
         """Start the worker in the background, so the first :meth:`run` is fast."""
         with self._state.lock:

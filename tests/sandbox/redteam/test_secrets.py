@@ -1,0 +1,92 @@
+"""A fake API key in the host's environment never reaches the worker, a child, or a result.
+
+The key is set in this process's environment *before* the sandbox under test starts
+(the session key before the Gate-1-off sandboxes; a fresh key before a dedicated Gate-1-on
+sandbox here). The host reads the worker's and the spare child's ``/proc/<pid>/environ``
+itself, and every probe's whole result -- value, error, stdout -- is searched for the key.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+
+import pytest
+
+from geomint.errors import SandboxUnavailableError
+from geomint.sandbox import Sandbox
+from geomint.sandbox._host import worker_environment
+
+from ._harness import SECRET_ENV, spare_pids, timed, worker_of
+from .conftest import Config
+from .payloads import PAYLOADS, RECOVER, TRY
+
+pytestmark = [pytest.mark.redteam, pytest.mark.isolation]
+
+#: Probes that print or return every environment the child can name, through routes
+#: Gate 1 lets through (``pandas.io.common.os``) and routes it refuses.
+PROBES = {
+    "environ_via_pandas_module": (
+        "import pandas.io.common as common\n"
+        "print(dict(common.os.environ))\n"
+        "return sorted(common.os.environ.items())"
+    ),
+    "environ_via_format": "return '{0.__globals__[os].environ}'.format(np.load)",
+    "proc_environ": RECOVER
+    + TRY
+    + (
+        "return {p: _try(lambda: open(p).read()) for p in "
+        "['/proc/self/environ', '/proc/%d/environ' % os.getppid(), "
+        "'/proc/%d/environ' % decoy_pid]}"
+    ),
+}
+
+
+def _environ(pid: int) -> bytes:
+    with open(f"/proc/{pid}/environ", "rb") as handle:
+        return handle.read()
+
+
+def _assert_clean(sandbox: Sandbox, key: str) -> None:
+    worker = worker_of(sandbox)
+    pids = [worker.process.pid, *spare_pids(sandbox)]
+    assert len(pids) >= 2, "no spare child to inspect"
+    for pid in pids:
+        environ = _environ(pid)
+        assert key.encode() not in environ, f"the key is in /proc/{pid}/environ"
+        names = {item.split(b"=", 1)[0].decode() for item in environ.split(b"\0") if item}
+        assert names <= set(worker_environment()), names
+
+
+@pytest.mark.parametrize("config_name", ["isolated-gate1-off", "restricted-gate1-off"])
+def test_gate1_off_workers_never_got_the_session_key(
+    config_name: str, config: Config, fake_api_key: str
+) -> None:
+    assert os.environ[SECRET_ENV] == fake_api_key  # it was there when the worker started
+    _assert_clean(config.sandbox, fake_api_key)
+
+
+def test_a_sandbox_started_after_setenv_never_sees_the_key(
+    monkeypatch: pytest.MonkeyPatch, decoy: int
+) -> None:
+    key = f"sk-test-{secrets.token_hex(16)}"
+    monkeypatch.setenv(SECRET_ENV, key)
+    sandbox = Sandbox(mode="isolated", timeout_s=2, memory_mb=512)  # Gate 1 on, as deployed
+    try:
+        try:
+            assert sandbox.run("return 1").value == 1
+        except SandboxUnavailableError as exc:
+            pytest.skip(f"the isolated sandbox is not available on this machine: {exc}")
+        _assert_clean(sandbox, key)
+        probes = dict(PROBES)
+        probes.update({p.name: p.code() for p in PAYLOADS if p.family == "secrets"})
+        for name, code in probes.items():
+            run = timed(sandbox, code, {"decoy_pid": decoy, "ctx": {"decoy_pid": decoy}})
+            assert key not in run.text, f"{name} returned the key"
+            assert SECRET_ENV not in run.text, f"{name} saw the variable's name"
+        # the Gate-1-clean route really ran and really read the environment
+        clean = timed(sandbox, PROBES["environ_via_pandas_module"])
+        assert clean.result.ok and "PATH" in str(clean.result.value), clean.describe()
+        assert "PATH" in clean.result.stdout
+    finally:
+        sandbox.close()

@@ -57,6 +57,9 @@ DENY_EPERM: tuple[str, ...] = (
     "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
     "io_uring_setup", "io_uring_enter", "io_uring_register", "fanotify_init",
     "msgget", "semget", "shmget", "mq_open", "personality", "modify_ldt",
+    # SysV IPC objects that already exist are reachable by id without the *get calls:
+    # restricted mode shares the host's IPC namespace
+    "shmat", "shmctl", "semop", "semtimedop", "semctl", "msgsnd", "msgrcv", "msgctl",
     # the machine itself
     "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module",
     "acct", "swapon", "swapoff", "reboot", "sethostname", "setdomainname",
@@ -105,8 +108,9 @@ DENIED_IOCTLS: tuple[int, ...] = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
 
 #: x86_64, from arch/x86/entry/syscalls/syscall_64.tbl (asm/unistd_64.h).
 SYSCALLS_X86_64: dict[str, int] = {
-    "ioctl": 16, "shmget": 29, "socket": 41, "socketpair": 53, "clone": 56, "fork": 57,
-    "vfork": 58, "execve": 59, "kill": 62, "semget": 64, "msgget": 68, "ptrace": 101,
+    "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "socket": 41, "socketpair": 53,
+    "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "semget": 64, "semop": 65,
+    "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "ptrace": 101,
     "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
     "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
     "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "personality": 135,
@@ -117,7 +121,8 @@ SYSCALLS_X86_64: dict[str, int] = {
     "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "chroot": 161, "acct": 163,
     "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
-    "delete_module": 176, "quotactl": 179, "tkill": 200, "tgkill": 234, "mq_open": 240,
+    "delete_module": 176, "quotactl": 179, "tkill": 200, "semtimedop": 220, "tgkill": 234,
+    "mq_open": 240,
     "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250, "mknodat": 259,
     "unshare": 272, "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "fanotify_init": 300,
     "name_to_handle_at": 303, "open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310,
@@ -144,7 +149,9 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "reboot": 142,
     "setregid": 143, "setgid": 144, "setreuid": 145, "setuid": 146, "setresuid": 147,
     "setresgid": 149, "setfsuid": 151, "setfsgid": 152, "setgroups": 159, "sethostname": 161,
-    "setdomainname": 162, "mq_open": 180, "msgget": 186, "semget": 190, "shmget": 194,
+    "setdomainname": 162, "mq_open": 180, "msgget": 186, "msgctl": 187, "msgrcv": 188,
+    "msgsnd": 189, "semget": 190, "semctl": 191, "semtimedop": 192, "semop": 193, "shmget": 194,
+    "shmctl": 195, "shmat": 196,
     "socket": 198, "socketpair": 199, "add_key": 217, "request_key": 218, "keyctl": 219,
     "clone": 220, "execve": 221, "swapon": 224, "swapoff": 225, "rt_tgsigqueueinfo": 240,
     "perf_event_open": 241, "fanotify_init": 262, "name_to_handle_at": 264,

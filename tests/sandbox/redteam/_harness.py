@@ -9,6 +9,7 @@ report only proves that it really reached the capability it then failed to use.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import errno
 import os
@@ -152,6 +153,7 @@ class Canaries:
     tmp_target: str
     planted: str = ""
     planted_text: str = ""
+    sysv: SysVObjects | None = None
     baseline: dict[str, Any] = dataclasses.field(default_factory=dict)
 
     def snapshot(self) -> dict[str, Any]:
@@ -163,6 +165,7 @@ class Canaries:
             "victim_dir": sorted(os.listdir(os.path.dirname(self.victim))),
             "tmp_target": os.path.lexists(self.tmp_target),
             "planted": Path(self.planted).read_text() if self.planted else "",
+            "sysv": self.sysv.snapshot() if self.sysv else None,
         }  # fmt: skip
 
     def context(self) -> dict[str, Any]:
@@ -173,6 +176,8 @@ class Canaries:
             "victim": self.victim,
             "tmp_target": self.tmp_target,
             "planted": self.planted or "/nonexistent/planted",
+            "shmid": self.sysv.shmid if self.sysv else -1,
+            "semid": self.sysv.semid if self.sysv else -1,
         }
 
 
@@ -199,11 +204,45 @@ def make_canaries(base_dirs: tuple[str, ...]) -> Iterator[Canaries]:
         os.chmod(victim, 0o666)
         tmp_target = os.path.join(base_dirs[0], f"redteam-escape-{os.getpid()}-{id(made):x}")
         canaries = Canaries(dirs=tuple(made[:-1]), victim=victim, tmp_target=tmp_target)
+        with contextlib.suppress(OSError):
+            canaries.sysv = SysVObjects()
         canaries.baseline = canaries.snapshot()
         yield canaries
     finally:
         for path in made:
             shutil.rmtree(path, ignore_errors=True)
+        with contextlib.suppress(NameError):
+            if canaries.sysv is not None:
+                canaries.sysv.close()
+
+
+class SysVObjects:
+    """A SysV shared memory segment and a semaphore on the host, mode 0666.
+
+    Restricted mode shares the host's IPC namespace: only seccomp keeps a child from
+    objects that already exist, by id, without the ``*get`` calls.
+    """
+
+    TEXT = b"HOST-SHARED-MEMORY"
+
+    def __init__(self) -> None:
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self._libc.shmat.restype = ctypes.c_void_p
+        self.shmid = self._libc.shmget(0, 4096, 0o1666)  # IPC_PRIVATE, IPC_CREAT | 0666
+        self.semid = self._libc.semget(0, 1, 0o1666)
+        if self.shmid < 0 or self.semid < 0:
+            raise OSError(ctypes.get_errno(), "SysV IPC is not available")
+        self._address = self._libc.shmat(self.shmid, None, 0)
+        ctypes.memmove(self._address, self.TEXT, len(self.TEXT))
+        self._libc.semctl(self.semid, 0, 16, 3)  # SETVAL 3
+
+    def snapshot(self) -> tuple[bytes, int]:
+        return ctypes.string_at(self._address, 32), self._libc.semctl(self.semid, 0, 12)  # GETVAL
+
+    def close(self) -> None:
+        self._libc.shmdt(ctypes.c_void_p(self._address))
+        self._libc.shmctl(self.shmid, 0, None)  # IPC_RMID
+        self._libc.semctl(self.semid, 0, 0)  # IPC_RMID
 
 
 # -- processes -------------------------------------------------------------------------------

@@ -1103,6 +1103,54 @@ outcomes['renice_group'] = _try(lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
 return {'reached': str(os), 'outcomes': outcomes}
 """),
 
+    _p(name="sysv_ipc_host_objects", family="other children", reaches="module 'ctypes'",
+       allowed=frozenset({"EPERM", "EINVAL"}), body=LIBC + """
+libc.shmat.restype = ctypes.c_void_p
+def attach():
+    address = libc.shmat(ctx['shmid'], None, 0)
+    if address is None or address == 2 ** 64 - 1:
+        raise OSError(ctypes.get_errno(), 'shmat')
+    ctypes.memmove(address, b'CHILD-WAS-HERE', 14)
+return {'reached': str(ctypes), 'outcomes': {
+    'shmat': _try(attach),
+    'shmctl_remove': _try(lambda: raw(31, ctx['shmid'], 0, 0)),
+    'semctl_setval': _try(lambda: raw(66, ctx['semid'], 0, 16, 9)),
+    'semop': _try(lambda: raw(65, ctx['semid'], ctypes.addressof(
+        (ctypes.c_short * 3)(0, -3, 0)), 1)),
+    'msgctl_info': _try(lambda: raw(71, 0, 12, ctypes.addressof(
+        ctypes.create_string_buffer(64))))}}
+"""),
+    _p(name="entry_descriptor_tamper", family="inputs and state", check="entry_intact",
+       allowed=frozenset({"EBADF", "EACCES", "EINVAL", "EPERM", "ENOENT"}),
+       reaches="regular", body="""
+mmap = sys.modules['mmap']
+stat = sys.modules['stat']
+assert len(layer['features']) == 50  # the layer arrived, by descriptor
+fds = []
+for fd in range(3, 64):
+    try:
+        if stat.S_ISREG(os.fstat(fd).st_mode):
+            fds.append(fd)
+    except OSError:
+        pass
+outcomes = {}
+for fd in fds:
+    outcomes['write_%d' % fd] = _try(lambda: os.pwrite(fd, b'tampered', 0))
+    outcomes['mmap_shared_write_%d' % fd] = _try(
+        lambda: mmap.mmap(fd, 0, prot=mmap.PROT_READ | mmap.PROT_WRITE))
+    outcomes['truncate_%d' % fd] = _try(lambda: os.ftruncate(fd, 0))
+    outcomes['chmod_%d' % fd] = _try(lambda: os.fchmod(fd, 0o666))
+    outcomes['reopen_%d' % fd] = _try(lambda: os.open('/proc/self/fd/%d' % fd, os.O_RDWR))
+    outcomes['punch_%d' % fd] = _try(lambda: os.posix_fallocate(fd, 0, 4096))
+return {'reached': '%d regular descriptors' % len(fds), 'outcomes': outcomes}
+""", followup="""
+features = layer['features']
+expected = [{'type': 'Feature', 'geometry': {'type': 'Point', 'coordinates': [float(i), 2.0 * i]},
+             'properties': {'n': i, 'name': 'p%d' % i}} for i in range(50)]
+return [i for i, (got, want) in enumerate(zip(features, expected)) if got != want] + (
+    [] if len(features) == 50 else ['count'])
+"""),
+
     # -- mount namespace, privileges, kernel surfaces -----------------------------------------
     _p(name="escape_mount_namespace", family="mount and privilege", allowed=HIDDEN,
        reaches="module 'os'", body="""

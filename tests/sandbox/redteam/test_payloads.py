@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from geomint.sandbox._entries import Entry
 from geomint.sandbox._host import worker_environment
 
 from ._harness import (
@@ -47,6 +48,14 @@ from .payloads import PAYLOADS, Payload
 
 pytestmark = [pytest.mark.redteam, pytest.mark.isolation]
 
+LAYER = {
+    "type": "FeatureCollection",
+    "features": [
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [float(i), 2.0 * i]},
+         "properties": {"n": i, "name": f"p{i}"}}
+        for i in range(50)
+    ],
+}  # fmt: skip
 INPUT_DATA: dict[str, Any] = {
     "name": "host data",
     "features": [{"type": "Feature", "geometry": None, "properties": {"n": i}} for i in range(3)],
@@ -162,6 +171,12 @@ def _inputs_unchanged(attack: Attack) -> None:
     assert attack.inputs["data"] == INPUT_DATA
 
 
+def _entry_intact(attack: Attack) -> None:
+    # The host's file behind the descriptor is checked by the follow-up call, which maps
+    # the same (id, version) again; here: no attempt to write through it worked.
+    assert attack.value["reached"] != "0 regular descriptors", attack.value
+
+
 def _sibling_intact(attack: Attack) -> None:
     sibling = attack.config.sibling
     assert sibling is not None
@@ -185,6 +200,7 @@ EXTRA_CHECKS: dict[str, Callable[[Attack], None]] = {
     "forged_value_only": _forged_value_only,
     "inputs_unchanged": _inputs_unchanged,
     "sibling_intact": _sibling_intact,
+    "entry_intact": _entry_intact,
 }
 
 
@@ -246,7 +262,7 @@ def _host_side_containment(attack: Attack) -> None:
 def _followup(attack: Attack) -> None:
     if not attack.payload.followup or attack.refused:
         return
-    run = timed(attack.config.sandbox, attack.payload.followup, {"ctx": attack.ctx})
+    run = timed(attack.config.sandbox, attack.payload.followup, attack.inputs)
     assert run.result.ok, run.describe()
     assert run.result.value == [], f"state from the previous call is visible: {run.describe()}"
 
@@ -305,6 +321,8 @@ def test_payload_is_contained(
         attack.before["siblings"] = {pid: scheduling_of(pid) for pid in siblings}
     if payload.check == "inputs_unchanged":
         attack.inputs["data"] = copy.deepcopy(INPUT_DATA)
+    if payload.check == "entry_intact":
+        attack.inputs["layer"] = Entry("places-1", 1, LAYER)
     assert planted.snapshot() == planted.baseline, "a host file changed before this test"
 
     attack.run = timed(sandbox, payload.code(), attack.inputs)

@@ -70,6 +70,10 @@ DENY_EPERM: tuple[str, ...] = (
     # data into any host file its uid may write (a channel that outlives the call)
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
     "setxattrat", "removexattrat",
+    # file metadata, which Landlock does not mediate either: without the uid drop (a
+    # worker that is not root) these would reach every file the host's user owns
+    "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
+    "utime", "utimes", "futimesat", "utimensat",
     # other processes of the same uid (every sandbox child is uid 65534): renice a whole
     # user or process group, or set another process's I/O priority
     "setpriority", "ioprio_set",
@@ -101,8 +105,12 @@ CLONE_THREAD = 0x0001_0000
 #: CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET. (CLONE_NEWTIME,
 #: 0x80, only exists for clone3 and unshare; in clone's flags 0x80 is the exit signal.)
 CLONE_NEW_NAMESPACES = 0x0002_0000 | 0x7E00_0000
-#: ioctl requests refused on any fd: pushing input into a terminal we share.
-DENIED_IOCTLS: tuple[int, ...] = (0x5412, 0x541C)  # TIOCSTI, TIOCLINUX
+#: ioctl requests refused on any fd: pushing input into a terminal we share; changing a
+#: file's attribute flags (chattr), which works on a descriptor opened read-only.
+DENIED_IOCTLS: tuple[int, ...] = (
+    0x5412, 0x541C,  # TIOCSTI, TIOCLINUX
+    0x40086602, 0x40046602, 0x401C5820,  # FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR
+)  # fmt: skip
 
 # --- Syscall tables (only the names the policy mentions) ----------------------
 
@@ -111,6 +119,7 @@ SYSCALLS_X86_64: dict[str, int] = {
     "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "socket": 41, "socketpair": 53,
     "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "semget": 64, "semop": 65,
     "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "ptrace": 101,
+    "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132,
     "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
     "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
     "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "personality": 135,
@@ -122,8 +131,9 @@ SYSCALLS_X86_64: dict[str, int] = {
     "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
     "delete_module": 176, "quotactl": 179, "tkill": 200, "semtimedop": 220, "tgkill": 234,
-    "mq_open": 240,
+    "utimes": 235, "mq_open": 240,
     "kexec_load": 246, "add_key": 248, "request_key": 249, "keyctl": 250, "mknodat": 259,
+    "fchownat": 260, "futimesat": 261, "fchmodat": 268, "utimensat": 280,
     "unshare": 272, "rt_tgsigqueueinfo": 297, "perf_event_open": 298, "fanotify_init": 300,
     "name_to_handle_at": 303, "open_by_handle_at": 304, "setns": 308, "process_vm_readv": 310,
     "process_vm_writev": 311, "kcmp": 312, "finit_module": 313, "seccomp": 317,
@@ -133,7 +143,8 @@ SYSCALLS_X86_64: dict[str, int] = {
     "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_open": 434, "clone3": 435,
     "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443,
     "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
-    "process_mrelease": 448, "setxattrat": 463, "removexattrat": 466, "open_tree_attr": 467,
+    "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
+    "open_tree_attr": 467,
 }  # fmt: skip
 
 #: aarch64, from include/uapi/asm-generic/unistd.h. No fork, vfork, mknod, iopl,
@@ -142,7 +153,8 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
     "fremovexattr": 16, "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39,
     "mount": 40, "pivot_root": 41, "chroot": 51,
-    "vhangup": 58, "quotactl": 60, "acct": 89, "capset": 91, "personality": 92, "unshare": 97,
+    "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "vhangup": 58, "quotactl": 60,
+    "utimensat": 88, "acct": 89, "capset": 91, "personality": 92, "unshare": 97,
     "kexec_load": 104, "init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117,
     "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
     "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
@@ -162,7 +174,7 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "fsopen": 430, "fsconfig": 431, "fsmount": 432, "fspick": 433, "pidfd_open": 434,
     "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
     "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
-    "landlock_restrict_self": 446, "process_mrelease": 448, "setxattrat": 463,
+    "landlock_restrict_self": 446, "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463,
     "removexattrat": 466, "open_tree_attr": 467,
 }  # fmt: skip
 

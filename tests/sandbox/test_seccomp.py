@@ -278,6 +278,12 @@ def test_compiled_policy(machine: str) -> None:
     assert verdict("ioctl", 0, 0x5412) == EPERM  # TIOCSTI
     assert verdict("ioctl", 0, 0x541C) == EPERM  # TIOCLINUX
     assert verdict("ioctl", 0, 0x5401) == ALLOW  # TCGETS
+    assert verdict("ioctl", 0, 0x40086602) == EPERM  # FS_IOC_SETFLAGS (chattr)
+    assert verdict("ioctl", 0, 0x8901) == EPERM  # FIOSETOWN
+    assert verdict("fcntl", 0, 8) == EPERM  # F_SETOWN: SIGIO to another process
+    assert verdict("fcntl", 0, 15) == EPERM  # F_SETOWN_EX
+    assert verdict("fcntl", 0, 1) == ALLOW  # F_GETFD
+    assert verdict("fcntl", 0, 4) == ALLOW  # F_SETFL
     for nr in range(600):  # everything not named in the policy is allowed
         if nr not in table.values():
             assert run_bpf(prog, nr, audit_arch) == ALLOW, nr

@@ -110,7 +110,12 @@ CLONE_NEW_NAMESPACES = 0x0002_0000 | 0x7E00_0000
 DENIED_IOCTLS: tuple[int, ...] = (
     0x5412, 0x541C,  # TIOCSTI, TIOCLINUX
     0x40086602, 0x40046602, 0x401C5820,  # FS_IOC_SETFLAGS, FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR
+    0x8901, 0x8902,  # FIOSETOWN, SIOCSPGRP: choose who gets SIGIO (see DENIED_FCNTLS)
 )  # fmt: skip
+#: fcntl commands refused: naming another process as the owner of a descriptor makes the
+#: kernel signal it on I/O (with F_SETSIG, any signal, SIGKILL included) -- a way around
+#: the kill rule above that only Landlock's signal scope (ABI 6) would otherwise stop.
+DENIED_FCNTLS: tuple[int, ...] = (8, 15)  # F_SETOWN, F_SETOWN_EX
 
 # --- Syscall tables (only the names the policy mentions) ----------------------
 
@@ -118,8 +123,8 @@ DENIED_IOCTLS: tuple[int, ...] = (
 SYSCALLS_X86_64: dict[str, int] = {
     "ioctl": 16, "shmget": 29, "shmat": 30, "shmctl": 31, "socket": 41, "socketpair": 53,
     "clone": 56, "fork": 57, "vfork": 58, "execve": 59, "kill": 62, "semget": 64, "semop": 65,
-    "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "ptrace": 101,
-    "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132,
+    "semctl": 66, "msgget": 68, "msgsnd": 69, "msgrcv": 70, "msgctl": 71, "fcntl": 72,
+    "ptrace": 101, "chmod": 90, "fchmod": 91, "chown": 92, "fchown": 93, "lchown": 94, "utime": 132,
     "syslog": 103, "setuid": 105, "setgid": 106, "setreuid": 113, "setregid": 114,
     "setgroups": 116, "setresuid": 117, "setresgid": 119, "setfsuid": 122, "setfsgid": 123,
     "capset": 126, "rt_sigqueueinfo": 129, "mknod": 133, "uselib": 134, "personality": 135,
@@ -151,7 +156,7 @@ SYSCALLS_X86_64: dict[str, int] = {
 #: ioperm, modify_ldt or uselib here: the generic table never had them.
 SYSCALLS_AARCH64: dict[str, int] = {
     "setxattr": 5, "lsetxattr": 6, "fsetxattr": 7, "removexattr": 14, "lremovexattr": 15,
-    "fremovexattr": 16, "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39,
+    "fremovexattr": 16, "fcntl": 25, "ioctl": 29, "ioprio_set": 30, "mknodat": 33, "umount2": 39,
     "mount": 40, "pivot_root": 41, "chroot": 51,
     "fchmod": 52, "fchmodat": 53, "fchownat": 54, "fchown": 55, "vhangup": 58, "quotactl": 60,
     "utimensat": 88, "acct": 89, "capset": 91, "personality": 92, "unshare": 97,
@@ -300,7 +305,7 @@ def _clone_block() -> list[_Insn]:
 
 
 def _ioctl_block(requests: Iterable[int]) -> list[_Insn]:
-    """EPERM for the listed ioctl requests (arg1, an unsigned int), allow the rest."""
+    """EPERM for the listed ioctl requests or fcntl commands (arg1), allow the rest."""
     reqs = list(requests)
     block = [_load(_arg_lo(1))]
     for i, req in enumerate(reqs):
@@ -342,6 +347,7 @@ def build_filter(machine: str, pid: int) -> list[_Insn]:
         prog += _if_nr(table[name], _self_or_zero_block(pid))
     prog += _if_nr(table["clone"], _clone_block())
     prog += _if_nr(table["ioctl"], _ioctl_block(DENIED_IOCTLS))
+    prog += _if_nr(table["fcntl"], _ioctl_block(DENIED_FCNTLS))
     prog.append(_ret(_RET_ALLOW))
     return prog
 

@@ -235,6 +235,36 @@ import pandas.io.common as common
 return {'reached': str(common.os), 'outcomes': {
     t: _try(lambda: common.os.open(t, 65, 438)) for t in ctx['targets']}}
 """),
+    _p(name="gate1_getattr_alias", family="import tricks", recover=False, gate1="bypass",
+       reaches="module 'os'", body="""
+g = getattr  # getattr as a value: only calls of the name itself are checked
+dunder = lambda word: '_' + '_' + word + '_' + '_'
+subclasses = g(g(g((), dunder('class')), dunder('base')), dunder('subclasses'))()
+wrap = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
+real_os = g(g(wrap, dunder('init')), dunder('globals'))['sys'].modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'fork': _try(real_os.fork), 'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
+"""),
+    _p(name="gate1_reduce_getattr", family="import tricks", recover=False, gate1="bypass",
+       reaches="module 'socket'", body="""
+import functools
+path = ['_' + '_class__', '_' + '_base__', '_' + '_subclasses__']
+subclasses = functools.reduce(getattr, path, ())()
+wrap = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
+init_globals = functools.reduce(getattr, ['_' + '_init__', '_' + '_globals__'], wrap)
+sock = init_globals['sys'].modules['socket']
+return {'reached': str(sock), 'outcomes': {
+    'tcp': _try(lambda: sock.socket().connect((b'127.0.0.1', ctx['tcp_port'])))}}
+"""),
+    _p(name="gate1_module_attribute_sys", family="import tricks", recover=False,
+       gate1="bypass", reaches="module 'os'", body="""
+import typing
+real_os = typing.sys.modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'setuid0': _try(lambda: real_os.setuid(0)),
+    'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
+    'kill_host': _try(lambda: real_os.kill(ctx['host_pid'], 9))}}
+"""),
     _p(name="builtin_importer_posix", family="import tricks", recover=False, allowed=HIDDEN,
        reaches="module 'posix'", body="""
 importer = [c for c in ().__class__.__base__.__subclasses__()
@@ -1103,6 +1133,23 @@ outcomes['renice_group'] = _try(lambda: os.setpriority(os.PRIO_PGRP, 0, 19))
 return {'reached': str(os), 'outcomes': outcomes}
 """),
 
+    _p(name="sigio_sibling", family="other children", check="sibling_intact",
+       reaches="module 'fcntl'", body="""
+fcntl = sys.modules['fcntl']
+time = sys.modules['time']
+outcomes = {}
+for pid in ctx['siblings']:
+    r, w = os.pipe()
+    def arm():
+        fcntl.fcntl(r, fcntl.F_SETOWN, pid)  # SIGIO goes to the other tenant's child...
+        fcntl.fcntl(r, 10, 9)  # ...as SIGKILL (F_SETSIG)
+        fcntl.fcntl(r, fcntl.F_SETFL, fcntl.fcntl(r, fcntl.F_GETFL) | os.O_ASYNC)
+        os.write(w, b'x')
+        time.sleep(0.05)
+    outcomes['sigio_%d' % pid] = _try(arm)
+    outcomes['fiosetown_%d' % pid] = _try(lambda: fcntl.ioctl(r, 0x8901, pid.to_bytes(4, 'little')))
+return {'reached': str(fcntl), 'outcomes': outcomes}
+"""),
     _p(name="sysv_ipc_host_objects", family="other children", reaches="module 'ctypes'",
        allowed=frozenset({"EPERM", "EINVAL"}), body=LIBC + """
 libc.shmat.restype = ctypes.c_void_p

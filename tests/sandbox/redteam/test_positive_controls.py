@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from ._harness import Canaries, Listeners, make_canaries, scheduling_of
+from ._harness import Canaries, Listeners, SysVObjects, make_canaries, scheduling_of
 from ._harness import as_nobody as _as_nobody
 
 pytestmark = pytest.mark.redteam
@@ -255,3 +255,20 @@ def test_signals_reach_the_parent_without_the_sandbox() -> None:
         result = os.WTERMSIG(status)
     """)  # fmt: skip
     assert result == signal.SIGKILL
+
+
+@as_root
+def test_host_sysv_objects_are_reachable_by_id() -> None:
+    objects = SysVObjects()
+    try:
+        control("""
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.shmat.restype = ctypes.c_void_p
+            address = libc.shmat(ctx['shmid'], None, 0)
+            ctypes.memmove(address, b'CONTROL', 7)
+            result = libc.semctl(ctx['semid'], 0, 16, 9)
+        """, nobody=True, shmid=objects.shmid, semid=objects.semid)  # fmt: skip
+        text, value = objects.snapshot()
+        assert text.startswith(b"CONTROL") and value == 9
+    finally:
+        objects.close()

@@ -162,6 +162,12 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
         os.setresgid(_NOBODY, _NOBODY, _NOBODY)
         os.setresuid(_NOBODY, _NOBODY, _NOBODY)
         report["uid_drop"] = True
+        # Changing credentials clears the parent-death signal and resets dumpable: without
+        # this a child outlived a dead worker (and host), reparented to init.
+        _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        _prctl(_PR_SET_DUMPABLE, 0)
+        if os.getppid() != parent:  # the worker died meanwhile
+            os._exit(1)
     # NPROC counts per uid, so it only bites after the drop (it is ignored for root).
     resource.setrlimit(resource.RLIMIT_NPROC, (config.nproc, config.nproc))
 

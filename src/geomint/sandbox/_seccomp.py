@@ -116,6 +116,9 @@ DENIED_IOCTLS: tuple[int, ...] = (
 #: kernel signal it on I/O (with F_SETSIG, any signal, SIGKILL included) -- a way around
 #: the kill rule above that only Landlock's signal scope (ABI 6) would otherwise stop.
 DENIED_FCNTLS: tuple[int, ...] = (8, 15)  # F_SETOWN, F_SETOWN_EX
+#: prctl options refused: clearing the parent-death signal would let a child outlive its
+#: worker (and a dead host), since nothing else ends a child that sleeps.
+DENIED_PRCTLS: tuple[int, ...] = (1,)  # PR_SET_PDEATHSIG
 
 # --- Syscall tables (only the names the policy mentions) ----------------------
 
@@ -132,7 +135,7 @@ SYSCALLS_X86_64: dict[str, int] = {
     "lsetxattr": 189, "fsetxattr": 190, "removexattr": 197, "lremovexattr": 198,
     "fremovexattr": 199, "sched_setaffinity": 203, "ioprio_set": 251, "prlimit64": 302,
     "sched_setattr": 314,
-    "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "chroot": 161, "acct": 163,
+    "vhangup": 153, "modify_ldt": 154, "pivot_root": 155, "prctl": 157, "chroot": 161, "acct": 163,
     "mount": 165, "umount2": 166, "swapon": 167, "swapoff": 168, "reboot": 169,
     "sethostname": 170, "setdomainname": 171, "iopl": 172, "ioperm": 173, "init_module": 175,
     "delete_module": 176, "quotactl": 179, "tkill": 200, "semtimedop": 220, "tgkill": 234,
@@ -163,7 +166,7 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "kexec_load": 104, "init_module": 105, "delete_module": 106, "syslog": 116, "ptrace": 117,
     "sched_setparam": 118, "sched_setscheduler": 119, "sched_setaffinity": 122,
     "setpriority": 140, "prlimit64": 261, "sched_setattr": 274,
-    "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "reboot": 142,
+    "kill": 129, "tkill": 130, "tgkill": 131, "rt_sigqueueinfo": 138, "reboot": 142, "prctl": 167,
     "setregid": 143, "setgid": 144, "setreuid": 145, "setuid": 146, "setresuid": 147,
     "setresgid": 149, "setfsuid": 151, "setfsgid": 152, "setgroups": 159, "sethostname": 161,
     "setdomainname": 162, "mq_open": 180, "msgget": 186, "msgctl": 187, "msgrcv": 188,
@@ -304,10 +307,10 @@ def _clone_block() -> list[_Insn]:
     ]
 
 
-def _ioctl_block(requests: Iterable[int]) -> list[_Insn]:
-    """EPERM for the listed ioctl requests or fcntl commands (arg1), allow the rest."""
+def _ioctl_block(requests: Iterable[int], arg: int = 1) -> list[_Insn]:
+    """EPERM when the given argument (an int) is one of ``requests``, allow the rest."""
     reqs = list(requests)
-    block = [_load(_arg_lo(1))]
+    block = [_load(_arg_lo(arg))]
     for i, req in enumerate(reqs):
         block.append(_jump(_JEQ_K, req, len(reqs) - i, 0))  # match -> EPERM
     return [*block, _ret(_RET_ALLOW), _ret(_errno(errno.EPERM))]
@@ -348,6 +351,7 @@ def build_filter(machine: str, pid: int) -> list[_Insn]:
     prog += _if_nr(table["clone"], _clone_block())
     prog += _if_nr(table["ioctl"], _ioctl_block(DENIED_IOCTLS))
     prog += _if_nr(table["fcntl"], _ioctl_block(DENIED_FCNTLS))
+    prog += _if_nr(table["prctl"], _ioctl_block(DENIED_PRCTLS, arg=0))
     prog.append(_ret(_RET_ALLOW))
     return prog
 

@@ -302,12 +302,24 @@ def spare_pids(sandbox: Sandbox, timeout_s: float = 5.0) -> list[int]:
     """The confined children a sandbox's worker holds ready (waiting until one exists)."""
     worker = worker_of(sandbox)
     deadline = time.monotonic() + timeout_s
+
+    def children() -> set[int]:
+        table = process_table()
+        return {p for p in confined_descendants(worker.process.pid)
+                if table.get(p, (0, 0))[0] == worker.process.pid and not _dying(p)}  # fmt: skip
+
     while True:
-        pids = [p for p in confined_descendants(worker.process.pid)
-                if process_table().get(p, (0, 0))[0] == worker.process.pid]  # fmt: skip
+        pids = {p for p in children() if os.access(f"/proc/{p}/limits", os.R_OK)}
         if pids or time.monotonic() > deadline:
-            return pids
+            return sorted(pids)
         time.sleep(0.01)
+
+
+def _dying(pid: int) -> bool:
+    """A zombie, or killed and not yet gone (the last call's child, just after its reply)."""
+    status = _status(pid)
+    pending = int(status.get("ShdPnd", "0"), 16) | int(status.get("SigPnd", "0"), 16)
+    return not status or status.get("State", "Z")[0] in "ZX" or bool(pending & (1 << 8))
 
 
 def strays(sandbox: Sandbox, used: set[int], grace_s: float = 1.5) -> list[int]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -110,9 +111,12 @@ def test_restart_after_the_worker_was_killed(short: Sandbox) -> None:
     worker = short._state.worker
     assert worker is not None
     old_pid = worker.process.pid
+    base = worker.hello["base"]
+    assert os.path.isdir(base)
     worker.process.kill()
     worker.process.wait(timeout=5)
     result = short.run("return 'alive again'")
+    assert not os.path.exists(base), "a killed worker's directory was left behind"
     assert result.ok, result.error
     assert result.value == "alive again"
     assert short.mode == "isolated"

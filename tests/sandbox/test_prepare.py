@@ -95,6 +95,21 @@ REFUSED: list[tuple[str, str, int, str]] = [
     ("setattr-dunder", "class A:\n    pass\nsetattr(A, '__eq__', 1)", 3, "`setattr` of `__eq__`"),
     ("hasattr-computed", "n = 'a'\nreturn hasattr(np, n)", 2, "`hasattr` needs a literal"),
     ("getattr-frame", "g = None\nreturn getattr(g, 'gi_frame')", 2, "`.gi_frame` reaches"),
+    ("getattr-alias", "g = getattr\nreturn g(np, 'x')", 1, "`getattr` may only be called"),
+    (
+        "getattr-reduce",
+        "import functools\nreturn functools.reduce(getattr, ['a'], np)",
+        2,
+        "`getattr` may only be called",
+    ),
+    ("hasattr-map", "return list(map(hasattr, [np], ['x']))", 1, "`hasattr` may only be called"),
+    # -- modules re-exported by allowed ones ----------------------------------------------
+    ("pandas-io-os", "import pandas.io.common as c\nreturn c.os.listdir('/')", 2, "`.os` is not"),
+    ("typing-sys", "import typing\nreturn typing.sys.modules", 2, "`.sys` is not available"),
+    ("json-codecs", "import json\nreturn json.codecs.open('/etc/passwd').read()", 2, "`.codecs`"),
+    ("uuid-os", "import uuid\nreturn uuid.os.environ", 2, "`.os` is not available"),
+    ("from-import-os", "from pandas.io.common import os\nreturn os.getcwd()", 1, "`.os` is not"),
+    ("getattr-sys", "import enum\nreturn getattr(enum, 'sys')", 2, "`.sys` is not available"),
     # -- format strings that reach attributes --------------------------------------------
     ("format-attr", "x = 1\nreturn '{0.__class__}'.format(x)", 2, "format field `{0.__class__}`"),
     ("format-item", "d = [1]\nreturn '{a[0]}'.format(a=d)", 2, "format field `{a[0]}`"),

@@ -609,3 +609,17 @@ def test_result_reports_mode_and_duration(any_mode: Sandbox) -> None:
     assert result.mode == any_mode.mode
     assert result.mode in {"in-process", "isolated", "restricted"}
     assert result.duration_ms > 0
+
+
+def test_every_allowed_module_imports_in_every_mode(any_mode: Sandbox) -> None:
+    # The child's uid may not read the interpreter's directory: whatever `import` allows
+    # must already be loaded (a regression once made `import colorsys` fail in a child).
+    from geomint.sandbox import _policy
+
+    modules = sorted(_policy.ALLOWED_MODULES)
+    body = "\n".join(f"import {m} as m{i}" for i, m in enumerate(modules))
+    body += "\nreturn [m.__name__ for m in [" + ", ".join(f"m{i}" for i in range(len(modules)))
+    body += "]]"
+    result = any_mode.run(body)
+    assert result.ok, result.error
+    assert result.value == modules

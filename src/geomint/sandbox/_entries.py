@@ -467,9 +467,27 @@ def _builder(kind: str, count: int) -> Callable[..., list[dict[str, Any]]]:
 
 
 def _pylist(column: Any) -> list[Any]:
+    """A column as Python values; a column of few distinct values shares one object each.
+
+    Sharing matters for a million features: a category column otherwise becomes a
+    million separate strings, and on a VM every new page of memory is slow to touch the
+    first time (see docs/performance.md). The values are immutable, so sharing is safe.
+    """
+    import numpy as np  # noqa: PLC0415
     import pyarrow as pa  # noqa: PLC0415
 
     kind = column.type
+    plain = pa.types.is_floating(kind) or pa.types.is_integer(kind) or pa.types.is_string(kind)
+    if plain and column.null_count == 0 and len(column) >= _SHARE_FROM:
+        sample = column.slice(0, _SHARE_SAMPLE).combine_chunks().dictionary_encode()
+        if len(sample.dictionary) * 4 <= min(len(column), _SHARE_SAMPLE):
+            encoded = column.combine_chunks().dictionary_encode()
+            uniques = np.array([*encoded.dictionary.to_pylist(), None], dtype=object)[:-1]
+            return list(uniques[encoded.indices.to_numpy()].tolist())
     if (pa.types.is_floating(kind) or pa.types.is_integer(kind)) and column.null_count == 0:
         return list(column.to_numpy().tolist())  # much faster than to_pylist for numbers
     return list(column.to_pylist())
+
+
+_SHARE_FROM: Final = 10_000
+_SHARE_SAMPLE: Final = 10_000

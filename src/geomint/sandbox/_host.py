@@ -267,3 +267,18 @@ class WorkerProcess:
             self.process.kill()
             self.process.wait()
         self._log.close()
+        self._remove_base()
+
+    def _remove_base(self) -> None:
+        """Delete the worker's directory if it died before it could (SIGKILL, OOM)."""
+        base = str(getattr(self, "hello", {}).get("base") or "")
+        name = os.path.basename(os.path.normpath(base))
+        if not (os.path.isabs(base) and name.startswith("geomint-sandbox-")):
+            return  # not a directory the worker could have made: leave it alone
+        if os.path.isdir(base):
+            # ``rm`` walks a tree of any depth (the children's scratch) without recursion.
+            with contextlib.suppress(OSError, subprocess.TimeoutExpired):
+                subprocess.run(  # noqa: S603 - a fixed tool on our own directory
+                    ["/bin/rm", "-rf", "--one-file-system", "--", base],
+                    check=False, stdin=subprocess.DEVNULL, timeout=30,
+                )  # fmt: skip

@@ -14,6 +14,7 @@ __all__ = [
     "ALLOWED_DUNDER_ATTRIBUTES",
     "ALLOWED_MODULES",
     "ALLOWED_PRIVATE_ATTRIBUTES",
+    "ATTRIBUTE_BUILTINS",
     "DENIED_ATTRIBUTES",
     "DENIED_CALLS",
     "DENIED_SUBMODULES",
@@ -22,6 +23,7 @@ __all__ = [
     "INTERNAL_ATTRIBUTES",
     "LIMITS",
     "MODULE_HINTS",
+    "PREIMPORTED_MODULES",
     "REBINDING_LOOKUPS",
     "TEXT_CODEC_ATTRIBUTES",
     "TEXT_CODEC_MODULES",
@@ -52,6 +54,25 @@ ALLOWED_MODULES: Final = frozenset(
         "difflib", "unicodedata", "typing", "dataclasses", "enum", "copy", "pprint",
         "array", "uuid", "hashlib", "base64", "colorsys", "dateutil",
     }
+)  # fmt: skip
+
+#: Imported by the worker before it forks, beside the injected libraries. A child runs as
+#: an unprivileged uid that may be unable to read the interpreter's own directory (a
+#: Python under /root, mode 0700), so a module first imported in the child can fail
+#: there: everything ``import`` allows, and the submodules analysis code names, is loaded
+#: ahead. It also makes those imports free in every call.
+PREIMPORTED_MODULES: Final = (
+    "math", "cmath", "statistics", "collections", "collections.abc", "itertools",
+    "functools", "operator", "datetime", "time", "calendar", "zoneinfo", "re", "json",
+    "heapq", "bisect", "random", "decimal", "fractions", "numbers", "string", "textwrap",
+    "difflib", "unicodedata", "typing", "dataclasses", "enum", "copy", "pprint", "array",
+    "uuid", "hashlib", "base64", "colorsys", "dateutil", "dateutil.parser",
+    "dateutil.relativedelta", "dateutil.tz", "dateutil.rrule", "shapely.ops",
+    "shapely.wkt", "shapely.wkb", "shapely.geometry", "shapely.affinity",
+    "shapely.validation", "shapely.strtree", "shapely.prepared", "shapely.coords",
+    "pyproj.transformer", "pyproj.geod", "pyproj.crs", "numpy.random", "numpy.linalg",
+    "numpy.ma", "numpy.polynomial", "pandas.api.types", "pandas.tseries.offsets",
+    "geopandas.tools", "h3.api.basic_str",
 )  # fmt: skip
 
 #: Submodules of allowed packages that are refused all the same: they load native code,
@@ -135,8 +156,24 @@ DENIED_ATTRIBUTES: Final = MappingProxyType(
         "f2py": "numpy.f2py compiles and loads native code",
         "system": "code cannot start processes",
         "popen": "code cannot start processes",
+        # Modules re-exported as attributes of allowed ones (``pandas.io.common.os``,
+        # ``typing.sys``, ``json.codecs``): the side doors to what ``import`` refuses.
+        **dict.fromkeys(
+            (
+                "os", "sys", "codecs", "io", "builtins", "importlib", "subprocess",
+                "socket", "shutil", "pathlib", "pickle", "marshal", "gc", "inspect",
+                "mmap", "signal", "posix", "threading", "multiprocessing", "urllib",
+                "http", "tempfile", "glob", "ssl", "select", "resource", "fcntl", "pty",
+            ),
+            "it is a module with file, process or interpreter access, which code here "
+            "does not have; the data arrives as arguments",
+        ),
     }
 )  # fmt: skip
+
+#: Builtins that read or write attributes by name: only called directly, with a literal
+#: name, so ``g = getattr`` or ``reduce(getattr, ...)`` cannot hide the name read.
+ATTRIBUTE_BUILTINS: Final = frozenset({"getattr", "setattr", "hasattr"})
 
 #: ``dumps``/``loads`` are plain text codecs on these modules (``json.loads``,
 #: ``shapely.wkt.loads``); on anything else (``pickle.loads``, ``np.load``) they stay refused.

@@ -113,6 +113,15 @@ class LayerRecord(_Strict):
     line: Annotated[int, Field(ge=0)]
 
 
+#: Most lists and objects a reply may open: a 500,000-point layer as GeoJSON is about
+#: 2.5 million; what this many cost to decode stays in the hundreds of megabytes.
+MAX_CONTAINERS: Final = 4_000_000
+
+
+class ReplyTooComplexError(ValueError):
+    """A reply too deeply built of containers to decode safely."""
+
+
 class Reply(_Strict):
     """What a child sends back after running one body."""
 
@@ -130,7 +139,20 @@ class Reply(_Strict):
 
     @classmethod
     def parse(cls, data: bytes | dict[str, Any]) -> Reply:
-        """Validate a reply from JSON bytes (a child) or a dict (the in-process mode)."""
+        """Validate a reply from JSON bytes (a child) or a dict (the in-process mode).
+
+        Raises:
+            ReplyTooComplexError: The bytes open more lists and objects than
+                :data:`MAX_CONTAINERS`: 64 MB of ``[]`` would otherwise decode into two
+                gigabytes of empty lists in the host before any schema check.
+            pydantic.ValidationError: The reply does not match the protocol.
+        """
         if isinstance(data, bytes):
+            # Counts brackets inside strings too: an over-estimate, never an under-one.
+            opened = data.count(b"[") + data.count(b"{")
+            if opened > MAX_CONTAINERS:
+                raise ReplyTooComplexError(
+                    f"the result holds over {MAX_CONTAINERS:,} lists and objects"
+                )
             return cls.model_validate_json(data)
         return cls.model_validate(data)

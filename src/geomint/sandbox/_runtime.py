@@ -8,6 +8,7 @@ raises for anything the model's code does: exceptions, bad return values and mis
 from __future__ import annotations
 
 import builtins
+import contextlib
 import importlib
 import io
 import traceback
@@ -31,10 +32,15 @@ _MAX_WARNINGS = 10
 
 
 def load_libraries() -> dict[str, Any]:
-    """Import the injected libraries once (the worker does this before it forks)."""
-    return {
+    """Import the injected libraries once, and every module ``import`` allows (the worker
+    does this before it forks; see ``policy.PREIMPORTED_MODULES`` for why)."""
+    libraries = {
         name: importlib.import_module(module) for name, module in policy.INJECTED_LIBRARIES.items()
     }
+    for module in policy.PREIMPORTED_MODULES:
+        with contextlib.suppress(ImportError):  # an optional module missing here
+            importlib.import_module(module)
+    return libraries
 
 
 def _guarded_import(

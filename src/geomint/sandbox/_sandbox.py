@@ -26,7 +26,7 @@ from geomint.sandbox._entries import (
     resolve_entries,
     table_collection,
 )
-from geomint.sandbox._protocol import Reply
+from geomint.sandbox._protocol import Reply, ReplyTooComplexError
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import JsonValue, digest, to_json_safe
 
@@ -470,6 +470,10 @@ class Sandbox:
                 worker.request_spare(level)
         try:
             reply = Reply.parse(raw)
+        except ReplyTooComplexError as exc:
+            return CodeError(
+                type="ResultTooLarge", message=f"{exc}; return a summary or fewer features"
+            )
         except ValidationError as exc:
             return CodeError(
                 type="InvalidReply",

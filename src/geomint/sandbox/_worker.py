@@ -213,7 +213,8 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children for us
     gc.collect()
     gc.freeze()  # children then leave the template's objects' pages untouched
-    ctrl.send(json.dumps({"ok": True, "pid": os.getpid(), "probes": probes}).encode())
+    hello = {"ok": True, "pid": os.getpid(), "probes": probes, "base": base}
+    ctrl.send(json.dumps(hello).encode())
 
     scratch: dict[int, str] = {}  # pidfd -> per-child scratch (restricted mode only)
     try:

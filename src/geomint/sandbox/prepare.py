@@ -261,6 +261,7 @@ class _Verifier:
     found: list[Violation] = field(default_factory=list)
     aliases: dict[str, str] = field(default_factory=dict)
     _seen: set[tuple[int, str]] = field(default_factory=set)
+    _called: set[int] = field(default_factory=set)  # ids of Name nodes that are call targets
 
     def verify(self, tree: ast.Module, *, skip: Sequence[int] = ()) -> list[Violation]:
         # A statement dropped as a redundant re-binding never runs: it is not checked.
@@ -298,6 +299,12 @@ class _Verifier:
             self._check_import_from(node, line)
         elif isinstance(node, ast.Name):
             self._check_name(node.id, line)
+            if node.id in policy.ATTRIBUTE_BUILTINS and id(node) not in self._called:
+                self._add(
+                    line,
+                    f"`{node.id}` may only be called directly, as `{node.id}(obj, 'name')`; "
+                    "write `obj.name` instead",
+                )
         elif isinstance(node, ast.arg):
             if _is_dunder(node.arg):
                 self._add(line, f"`{node.arg}` is reserved; choose another parameter name")
@@ -419,7 +426,9 @@ class _Verifier:
 
     def _check_call(self, node: ast.Call, line: int) -> None:
         func = node.func
-        if isinstance(func, ast.Name) and func.id in {"getattr", "setattr", "hasattr"}:
+        if isinstance(func, ast.Name):
+            self._called.add(id(func))  # ast.walk visits a call before its target
+        if isinstance(func, ast.Name) and func.id in policy.ATTRIBUTE_BUILTINS:
             name = node.args[1] if len(node.args) > 1 else None
             if not (isinstance(name, ast.Constant) and isinstance(name.value, str)):
                 self._add(

@@ -229,15 +229,15 @@ real_os = tripwire.__globals__['importlib'].import_module('os')
 return {'reached': str(real_os), 'outcomes': {
     'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
 """),
-    _p(name="pandas_submodule_os", family="import tricks", recover=False, gate1="bypass",
+    _p(name="pandas_submodule_os", family="import tricks", recover=False, gate1="refused",
        allowed=HIDDEN, reaches="module 'os'", body="""
 import pandas.io.common as common
 return {'reached': str(common.os), 'outcomes': {
     t: _try(lambda: common.os.open(t, 65, 438)) for t in ctx['targets']}}
 """),
-    _p(name="gate1_getattr_alias", family="import tricks", recover=False, gate1="bypass",
+    _p(name="gate1_getattr_alias", family="import tricks", recover=False, gate1="refused",
        reaches="module 'os'", body="""
-g = getattr  # getattr as a value: only calls of the name itself are checked
+g = getattr  # getattr as a value (Gate 1 refuses this since; Gate 2 must not care)
 dunder = lambda word: '_' + '_' + word + '_' + '_'
 subclasses = g(g(g((), dunder('class')), dunder('base')), dunder('subclasses'))()
 wrap = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
@@ -245,7 +245,7 @@ real_os = g(g(wrap, dunder('init')), dunder('globals'))['sys'].modules['os']
 return {'reached': str(real_os), 'outcomes': {
     'fork': _try(real_os.fork), 'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
 """),
-    _p(name="gate1_reduce_getattr", family="import tricks", recover=False, gate1="bypass",
+    _p(name="gate1_reduce_getattr", family="import tricks", recover=False, gate1="refused",
        reaches="module 'socket'", body="""
 import functools
 path = ['_' + '_class__', '_' + '_base__', '_' + '_subclasses__']
@@ -257,7 +257,7 @@ return {'reached': str(sock), 'outcomes': {
     'tcp': _try(lambda: sock.socket().connect((b'127.0.0.1', ctx['tcp_port'])))}}
 """),
     _p(name="gate1_module_attribute_sys", family="import tricks", recover=False,
-       gate1="bypass", reaches="module 'os'", body="""
+       gate1="refused", reaches="module 'os'", body="""
 import typing
 real_os = typing.sys.modules['os']
 return {'reached': str(real_os), 'outcomes': {
@@ -360,7 +360,7 @@ return {'reached': text, 'outcomes': {}}
        reaches="built-in method __subclasses__", body="""
 return {'reached': '{0.__class__.__base__.__subclasses__}'.format(()), 'outcomes': {}}
 """),
-    _p(name="format_computed_template", family="str.format", recover=False, gate1="bypass",
+    _p(name="format_computed_template", family="str.format", recover=False, gate1="refused",
        expect="value", check="environ_allowlisted", reaches="environ(", body="""
 template = '{0.__glo' + 'bals__[os].environ}'
 return {'reached': template.format(shapely.buffer), 'outcomes': {}}
@@ -1006,6 +1006,14 @@ sys.modules['time'].sleep(3600)
        allowed=frozenset({"InvalidReply"}), body=SOCKET + """
 s = host_socket()
 s.sendall(frame(b'[' * 200000 + b']' * 200000))
+s.shutdown(socket.SHUT_WR)
+os._exit(0)
+"""),
+    _p(name="forge_reply_wide_json", family="reply tampering", expect="error",
+       allowed=frozenset({"ResultTooLarge"}), body=SOCKET + """
+s = host_socket()
+value = b'[' + b'[],' * 8_000_000 + b'[]]'
+s.sendall(frame(valid_reply(0).replace(b'"value": 0', b'"value": ' + value)))
 s.shutdown(socket.SHUT_WR)
 os._exit(0)
 """),

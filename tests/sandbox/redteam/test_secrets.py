@@ -92,9 +92,16 @@ def test_a_sandbox_started_after_setenv_never_sees_the_key(
             run = timed(sandbox, code, {"decoy_pid": decoy, "ctx": {"decoy_pid": decoy}})
             assert key not in run.text, f"{name} returned the key"
             assert SECRET_ENV not in run.text, f"{name} saw the variable's name"
-        # the Gate-1-clean route really ran and really read the environment
-        clean = timed(sandbox, PROBES["environ_via_pandas_module"])
-        assert clean.result.ok and "PATH" in str(clean.result.value), clean.describe()
-        assert "PATH" in clean.result.stdout
     finally:
         sandbox.close()
+    # Gate 1 now refuses every route above; with it off, the same route really runs and
+    # really reads the environment, so the absence of the key is not a probe that failed.
+    bare = Sandbox(mode="isolated", timeout_s=2, memory_mb=512, static_checks=False)
+    try:
+        read = timed(bare, PROBES["environ_via_pandas_module"])
+        assert read.result.ok and "PATH" in str(read.result.value), read.describe()
+        assert "PATH" in read.result.stdout
+        assert key not in read.text
+        assert SECRET_ENV not in read.text
+    finally:
+        bare.close()

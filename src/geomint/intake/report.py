@@ -1,0 +1,184 @@
+"""What an intake did to a source, and the short profile a model may read of it."""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["IntakeReport", "Repair", "profile"]
+
+_FIRST_INDICES = 5
+_SAMPLE_ROWS = 5
+_SAMPLE_CHARS = 80
+
+
+@dataclass(frozen=True, kw_only=True)
+class Repair:
+    """One kind of repair applied to a source.
+
+    Attributes:
+        kind: A short stable name, e.g. ``"rewound"`` or ``"made_valid"``.
+        count: How many times it was applied (rings, geometries or positions).
+        feature_indices: The first few feature indices it touched, in order.
+    """
+
+    kind: str
+    count: int
+    feature_indices: tuple[int, ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class IntakeReport:
+    """What :func:`geomint.intake.load` found and changed.
+
+    Attributes:
+        source: A description of where the data came from (never its content).
+        feature_count: Number of features in the loaded layer.
+        geometry_types: Feature count by geometry type (``"null"`` for no geometry).
+        repairs: The repairs applied, one entry per kind.
+        warnings: Human-readable notes: every repair kind and everything ignored.
+        bbox: ``(west, south, east, north)`` in EPSG:4326, or None when no geometry.
+    """
+
+    source: str
+    feature_count: int
+    geometry_types: Mapping[str, int]
+    repairs: tuple[Repair, ...]
+    warnings: tuple[str, ...]
+    bbox: tuple[float, float, float, float] | None
+
+    def repair(self, kind: str) -> Repair | None:
+        """Return the repair entry of ``kind``, or None if it was not applied."""
+        return next((r for r in self.repairs if r.kind == kind), None)
+
+    @property
+    def clean(self) -> bool:
+        """True when the source loaded with no repair and no warning."""
+        return not self.repairs and not self.warnings
+
+
+@dataclass
+class _Builder:
+    """Mutable accumulator used while loading; frozen into an IntakeReport at the end."""
+
+    source: str
+    warnings: list[str] = field(default_factory=list)
+    _repairs: dict[str, list[int]] = field(default_factory=dict)
+    _repair_counts: Counter[str] = field(default_factory=Counter)
+    _repair_text: dict[str, str] = field(default_factory=dict)
+
+    def warn(self, message: str) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def repaired(self, kind: str, index: int, text: str, count: int = 1) -> None:
+        self._repair_counts[kind] += count
+        self._repair_text.setdefault(kind, text)
+        indices = self._repairs.setdefault(kind, [])
+        if index >= 0 and index not in indices and len(indices) < _FIRST_INDICES:
+            indices.append(index)
+
+    def finish(self, data: Mapping[str, Any]) -> IntakeReport:
+        features = data["features"]
+        types: Counter[str] = Counter((f["geometry"] or {}).get("type", "null") for f in features)
+        repairs = tuple(
+            Repair(kind=k, count=self._repair_counts[k], feature_indices=tuple(v))
+            for k, v in self._repairs.items()
+        )
+        notes = [
+            f"{self._repair_text[r.kind]} ({r.count}x; features {list(r.feature_indices)})"
+            for r in repairs
+        ]
+        return IntakeReport(
+            source=self.source,
+            feature_count=len(features),
+            geometry_types=dict(types),
+            repairs=repairs,
+            warnings=tuple(notes + self.warnings),
+            bbox=_bbox(features),
+        )
+
+
+def _bbox(features: list[dict[str, Any]]) -> tuple[float, float, float, float] | None:
+    west = south = math.inf
+    east = north = -math.inf
+    stack: list[Any] = [f["geometry"] for f in features if f["geometry"]]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.get("geometries", ()))
+            stack.append(item.get("coordinates"))
+        elif isinstance(item, list | tuple):
+            if item and isinstance(item[0], int | float):
+                west, east = min(west, item[0]), max(east, item[0])
+                south, north = min(south, item[1]), max(north, item[1])
+            else:
+                stack.extend(item)
+    if west == math.inf:
+        return None
+    return (west, south, east, north)
+
+
+def _type_name(value: Any) -> str:
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if value is None:
+        return "null"
+    return "array" if isinstance(value, list) else "object"
+
+
+def _sample(value: Any) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= _SAMPLE_CHARS else value[: _SAMPLE_CHARS - 1] + "…"
+    if isinstance(value, list | dict):
+        return f"<{_type_name(value)}>"
+    return value
+
+
+def profile(data: Mapping[str, Any], report: IntakeReport) -> dict[str, Any]:
+    """Describe a loaded layer for a model without handing it the user's text.
+
+    Only the sample rows carry user string values, each cut to 80 characters;
+    everything else is counts, types, ranges and the bbox.
+
+    Args:
+        data: The loaded FeatureCollection.
+        report: Its intake report.
+
+    Returns:
+        A JSON-serialisable dict.
+    """
+    kinds: dict[str, set[str]] = {}
+    ranges: dict[str, list[float]] = {}
+    for feature in data["features"]:
+        for name, value in (feature.get("properties") or {}).items():
+            kinds.setdefault(name, set()).add(_type_name(value))
+            if _type_name(value) == "number":
+                low_high = ranges.setdefault(name, [value, value])
+                low_high[0], low_high[1] = min(low_high[0], value), max(low_high[1], value)
+    properties: dict[str, dict[str, Any]] = {}
+    for name, types in kinds.items():
+        entry: dict[str, Any] = {"types": sorted(types)}
+        if name in ranges:
+            entry["min"], entry["max"] = ranges[name]
+        properties[name] = entry
+    samples = [
+        {k: _sample(v) for k, v in (f.get("properties") or {}).items()}
+        for f in data["features"][:_SAMPLE_ROWS]
+    ]
+    return {
+        "feature_count": report.feature_count,
+        "geometry_types": dict(report.geometry_types),
+        "bbox": list(report.bbox) if report.bbox else None,
+        "properties": properties,
+        "sample_rows": samples,
+        "repairs": {r.kind: r.count for r in report.repairs},
+        "warning_count": len(report.warnings),
+    }

@@ -182,6 +182,11 @@ POINT = {"type": "Point", "coordinates": [1.5, 2.5]}
         ),
         (b'{"type": "Point", "coordinates": [NaN, 1]}', "non-finite number (NaN)"),
         (_bytes({"type": "Point", "coordinates": [200, 95]}), "coordinate out of range"),
+        (
+            _bytes({"type": "Point", "coordinates": [52.52, 173.4]}),
+            "it looks like [lat, lng] order: GeoJSON positions are [lng, lat], so write "
+            "[173.4, 52.52]",
+        ),
         (_bytes({"type": "Point", "coordinates": [True, 1]}), "found true"),
         (_bytes({"type": "Topology", "objects": {}}), "this is TopoJSON"),
         (

@@ -103,9 +103,15 @@ class _Walker:
         if self.transform is not None:
             lon, lat = self.transform(lon, lat)
         if not (-90 <= lat <= 90) or not (-360 <= lon <= 360):
+            advice = (
+                f"it looks like [lat, lng] order: GeoJSON positions are [lng, lat], so "
+                f"write [{lat}, {lon}]"
+                if abs(lon) <= 90 and abs(lat) <= 180
+                else "if the data is projected, add its CRS"
+            )
             self.fail(
                 f"{path}: coordinate out of range (lon {lon}, lat {lat}); EPSG:4326 needs "
-                "-180<=lon<=180 and -90<=lat<=90; if the data is projected, add its CRS"
+                f"-180<=lon<=180 and -90<=lat<=90; {advice}"
             )
             return None
         return [lon, lat]

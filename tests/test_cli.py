@@ -86,3 +86,41 @@ def test_a_sandbox_that_cannot_start_exits_3(
     assert result.exit_code == 3
     assert "could not start" in result.stderr
     assert "no worker on this machine" in result.stderr
+
+
+def test_ingest_reports_an_accepted_file(tmp_path: Path) -> None:
+    fc = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "geometry": {"type": "Point", "coordinates": [13.4, 52.5]},
+         "properties": {"name": "Mitte", "rating": 4.5}},
+    ]}  # fmt: skip
+    path = _write(tmp_path, "places.geojson", json.dumps(fc))
+    result = runner.invoke(app, ["ingest", path, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["accepted"] is True
+    assert data["report"]["feature_count"] == 1
+    assert data["profile"]["geometry_types"] == {"Point": 1}
+    assert data["profile"]["bbox"] == [13.4, 52.5, 13.4, 52.5]
+
+
+def test_ingest_refusal_is_a_judgement_not_a_failure(tmp_path: Path) -> None:
+    path = _write(tmp_path, "swapped.geojson", '{"type": "Point", "coordinates": [52.5, 173.4]}')
+    result = runner.invoke(app, ["ingest", path, "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.stdout)
+    assert data["accepted"] is False
+    assert "[lng, lat], so write [173.4, 52.5]" in data["error"]
+    human = runner.invoke(app, ["ingest", path])
+    assert human.exit_code == 0
+    assert human.stdout.startswith("refused: Cannot load")
+
+
+@pytest.mark.parametrize(
+    ("source", "message"),
+    [("missing.geojson", "no such file"), ("https://example.org/a.geojson", "URLs are not")],
+)
+def test_ingest_usage_errors_exit_2(tmp_path: Path, source: str, message: str) -> None:
+    target = source if source.startswith("https") else str(tmp_path / source)
+    result = runner.invoke(app, ["ingest", target])
+    assert result.exit_code == 2
+    assert message in result.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -90,6 +91,49 @@ def run_code(
         else "--- error ---"
     )
     typer.echo(result.for_model())
+
+
+@app.command("ingest")
+def ingest(
+    source: Annotated[
+        str, typer.Argument(help="A GeoJSON (.geojson, .json) or GeoJSON-lines file.")
+    ],
+    max_bytes: Annotated[
+        int, typer.Option("--max-bytes", help="Refuse a file larger than this.")
+    ] = 25_000_000,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON object: the report or the error.")
+    ] = False,
+) -> None:
+    """Judge a file as geomint would take it in: accepted with a report, or refused.
+
+    Exits 0 whenever the file was judged (accepted or refused); 2 for a usage error such
+    as a missing file.
+    """
+    from geomint import intake  # noqa: PLC0415 - keeps other commands' start-up light
+
+    if source.startswith(("http://", "https://")):  # a Path would fold the "//"
+        _fail("URLs are not supported by ingest yet; download the file and pass its path", 2)
+    path = Path(source)
+    if not path.is_file():
+        _fail(f"{source}: no such file", 2)
+    try:
+        layer = intake.load(path, max_bytes=max_bytes)
+    except intake.IntakeError as exc:
+        if as_json:
+            refused = {"accepted": False, "error": str(exc), "problems": list(exc.problems)}
+            typer.echo(json.dumps(refused, ensure_ascii=False))
+        else:
+            typer.echo(f"refused: {exc}")
+        return
+    judged = {"accepted": True, "report": asdict(layer.report), "profile": layer.profile()}
+    if as_json:
+        typer.echo(json.dumps(judged, ensure_ascii=False, default=str))
+        return
+    typer.echo(f"accepted: {layer.report.feature_count:,} features from {layer.report.source}")
+    typer.echo(json.dumps(judged["profile"], ensure_ascii=False, indent=2, default=str))
+    for warning in layer.report.warnings:
+        typer.echo(f"warning: {warning}")
 
 
 def _read_inputs(path: Path | None) -> dict[str, Any]:

@@ -316,10 +316,32 @@ def spare_pids(sandbox: Sandbox, timeout_s: float = 5.0) -> list[int]:
 
 
 def _dying(pid: int) -> bool:
-    """A zombie, or killed and not yet gone (the last call's child, just after its reply)."""
+    """A zombie, or killed and not yet gone (the last call's child, just after its reply).
+
+    Once the kill is taken off the pending set, a child with a large heap can spend
+    milliseconds tearing it down with its state still "running": only the kernel's
+    PF_EXITING flag shows that (a busy CI run once counted such a child as a spare).
+    """
     status = _status(pid)
     pending = int(status.get("ShdPnd", "0"), 16) | int(status.get("SigPnd", "0"), 16)
-    return not status or status.get("State", "Z")[0] in "ZX" or bool(pending & (1 << 8))
+    return (
+        not status
+        or status.get("State", "Z")[0] in "ZX"
+        or bool(pending & (1 << 8))
+        or _exiting(pid)
+    )
+
+
+_PF_EXITING = 0x4
+
+
+def _exiting(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            after_name = handle.read().rpartition(")")[2].split()
+    except OSError:
+        return True
+    return len(after_name) > 6 and bool(int(after_name[6]) & _PF_EXITING)
 
 
 def strays(sandbox: Sandbox, used: set[int], grace_s: float = 1.5) -> list[int]:

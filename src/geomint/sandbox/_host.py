@@ -271,6 +271,8 @@ class WorkerProcess:
 
     def _remove_base(self) -> None:
         """Delete the worker's directory if it died before it could (SIGKILL, OOM)."""
+        if self.process.returncode == 0:
+            return  # a worker that ended itself already handed its directory to rm
         base = str(getattr(self, "hello", {}).get("base") or "")
         name = os.path.basename(os.path.normpath(base))
         if not (os.path.isabs(base) and name.startswith("geomint-sandbox-")):

@@ -71,11 +71,9 @@ def as_geometries(values: Any, what: str) -> Geometries:
             "Features or geometries, or an (N, 2) array of lng/lat"
         )
     items = list(values)
-    if items and all(
-        isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(c, int | float) for c in v)
-        for v in items
-    ):
-        return as_geometries(np.asarray(items, dtype=float), what)
+    pairs = _coordinate_pairs(items)
+    if pairs is not None:
+        return as_geometries(pairs, what)
     shapes = np.empty(len(items), dtype=object)
     shapes[:] = [to_shapely(v) for v in items]
     coords = shapely.get_coordinates(shapes)
@@ -114,8 +112,22 @@ def points_within(points: Any, polygons: Any) -> Matches:
     return _points_within_xy(xy, shapes)
 
 
+def _coordinate_pairs(items: list[Any]) -> NDArray[np.float64] | None:
+    """``items`` as an (N, 2) array when every one is a ``[lng, lat]`` pair, else None."""
+    if items and all(
+        isinstance(v, list | tuple) and len(v) == 2 and all(isinstance(c, int | float) for c in v)
+        for v in items
+    ):
+        return np.asarray(items, dtype=np.float64)
+    return None
+
+
 def _point_coordinates(points: Any) -> NDArray[np.float64] | None:
     """The (N, 2) lon/lat of ``points`` when every one is a single point, else None."""
+    if isinstance(points, list | tuple):
+        pairs = _coordinate_pairs(list(points))
+        if pairs is not None:  # no shapely point made only to read its coordinates back
+            points = pairs
     if isinstance(points, np.ndarray) and points.dtype != object:
         if points.ndim != 2 or points.shape[1] != 2:
             as_geometries(points, "points")  # raises, naming the shape

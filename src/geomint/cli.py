@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import asdict
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -126,7 +125,7 @@ def ingest(
         else:
             typer.echo(f"refused: {exc}")
         return
-    judged = {"accepted": True, "report": asdict(layer.report), "profile": layer.profile()}
+    judged = {"accepted": True, "report": layer.report.as_dict(), "profile": layer.profile()}
     if as_json:
         typer.echo(json.dumps(judged, ensure_ascii=False, default=str))
         return

@@ -1,4 +1,4 @@
-"""Bring your own data: load a user's GeoJSON into one clean, reported layer.
+"""Bring your own data: load a user's geodata into one clean, reported layer.
 
 :func:`load` accepts a source whole or refuses it whole with an :class:`IntakeError`
 that says what is wrong, where, and what to do. What it repaired on the way is in the
@@ -7,18 +7,24 @@ that says what is wrong, where, and what to do. What it repaired on the way is i
 
 from __future__ import annotations
 
+import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+from geomint.intake._confined import Converted, convert_confined
 from geomint.intake._parse import parse_json, parse_lines
 from geomint.intake.errors import IntakeError
+from geomint.intake.formats import BINARY, sniff
 from geomint.intake.geojson import normalise
 from geomint.intake.report import IntakeReport, Repair, _Builder, profile
+from geomint.intake.tabular import read_csv
 
 __all__ = ["IntakeError", "IntakeReport", "Layer", "Repair", "load"]
 
-_SUFFIXES = {".geojson": False, ".json": False, ".geojsonl": True, ".ndjson": True}
+_HEAD = 4096
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -38,13 +44,8 @@ class Layer:
         return profile(self.data, self.report)
 
 
-def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
-    suffix = path.suffix.lower()
-    if suffix not in _SUFFIXES:
-        raise IntakeError(
-            [f"unsupported file type {suffix!r}; use one of {', '.join(_SUFFIXES)}"],
-            source=str(path),
-        )
+def _read_path(path: Path, max_bytes: int) -> tuple[bytes, int]:
+    """Return the first bytes of a file and its size, refusing what is too large."""
     try:
         size = path.stat().st_size
         if size > max_bytes:
@@ -52,7 +53,8 @@ def _read(path: Path, max_bytes: int) -> tuple[bytes, bool]:
                 [f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; pass max_bytes="],
                 source=str(path),
             )
-        return path.read_bytes(), _SUFFIXES[suffix]
+        with path.open("rb") as handle:
+            return handle.read(_HEAD), size
     except OSError as exc:
         raise IntakeError([f"cannot read the file: {exc.strerror}"], source=str(path)) from None
 
@@ -81,14 +83,29 @@ def load(
     *,
     label: str | None = None,
     max_bytes: int = 25_000_000,
+    timeout_s: float = 15.0,
+    layer: str | None = None,
+    allowed_networks: Sequence[str] = (),
+    veto: Callable[[str], str | None] | None = None,
 ) -> Layer:
-    """Load GeoJSON from bytes, a local file or an in-memory object.
+    """Load a user's geodata from a path, a URL, bytes or an in-memory object.
+
+    Formats: GeoJSON and newline-delimited GeoJSON, GeoParquet, GeoPackage, zipped
+    Shapefile, FlatGeobuf, KML/KMZ, CSV with lon/lat or WKT columns, a dict, an object
+    with ``__geo_interface__`` or a GeoDataFrame. The format is read from the content
+    and checked against the name. Any CRS is reprojected to WGS84 and recorded.
 
     Args:
-        source: Raw bytes; a path to a ``.geojson``/``.json``/``.geojsonl``/``.ndjson``
-            file; a dict; an object with ``__geo_interface__``; or a GeoDataFrame.
+        source: Raw bytes; a path; an ``http(s)://`` URL; a dict; an object with
+            ``__geo_interface__``; or a GeoDataFrame.
         label: How to name the source in the report and in error messages.
-        max_bytes: Refuse bytes or files larger than this.
+        max_bytes: Refuse sources larger than this, measured after decompression.
+        timeout_s: Budget for a download, and for reading a binary format.
+        layer: Which layer of a multi-layer GeoPackage or zipped Shapefile to load.
+        allowed_networks: CIDR ranges a URL may reach although they are private or
+            loopback (an intranet data server); public addresses are always allowed.
+        veto: Called with every URL before it is fetched, redirects included; a
+            returned string refuses the URL with that reason.
 
     Returns:
         The layer, with its report.
@@ -96,29 +113,115 @@ def load(
     Raises:
         IntakeError: The source was refused; nothing of it was loaded.
     """
-    notes: list[str] = []
-    lines = False
+    if isinstance(source, str) and "://" in source:
+        return _load_url(source, label, max_bytes, timeout_s, layer, allowed_networks, veto)
     if isinstance(source, str | Path):
         path = Path(source)
         name = label or str(path)
-        raw, lines = _read(path, max_bytes)
-    elif isinstance(source, bytes | bytearray):
-        name = label or f"{len(source):,} bytes"
+        head, _ = _read_path(path, max_bytes)
+        fmt = _sniff(head, name, path.name, "")
+        return _load_data(path, fmt, name, max_bytes, timeout_s, layer)
+    if isinstance(source, bytes | bytearray | memoryview):
         raw = bytes(source)
+        name = label or f"{len(raw):,} bytes"
         if len(raw) > max_bytes:
             raise IntakeError(
                 [f"input is {len(raw):,} bytes, over the {max_bytes:,}-byte limit"], source=name
             )
+        fmt = _sniff(raw[:_HEAD], name, label or "", "")
+        return _load_data(raw, fmt, name, max_bytes, timeout_s, layer)
+    name = label or f"in-memory {type(source).__name__}"
+    builder = _Builder(source=name, format="geojson" if isinstance(source, dict) else "object")
+    builder.source_crs = _crs_name(source)
+    return _finish([_in_memory(source)], builder, name)
+
+
+def _crs_name(source: Any) -> str | None:
+    crs = getattr(source, "crs", None)
+    if crs is None or isinstance(source, dict):
+        return "EPSG:4326"
+    return str(crs.to_string())
+
+
+def _sniff(head: bytes, source: str, name: str, media_type: str) -> str:
+    try:
+        return sniff(head, name=name, media_type=media_type)
+    except IntakeError as exc:
+        raise IntakeError(exc.problems, source=source) from None
+
+
+def _load_url(
+    url: str,
+    label: str | None,
+    max_bytes: int,
+    timeout_s: float,
+    layer: str | None,
+    allowed_networks: Sequence[str],
+    veto: Callable[[str], str | None] | None,
+) -> Layer:
+    # httpx is imported only when a URL arrives: a local file needs no HTTP client.
+    from geomint._http import FetchError, FetchPolicy, fetch  # noqa: PLC0415
+
+    name = label or url
+    policy = FetchPolicy(
+        max_bytes=max_bytes,
+        timeout_s=timeout_s,
+        allowed_networks=tuple(allowed_networks),
+        veto=veto,
+    )
+    try:
+        fetched = fetch(url, policy)
+    except FetchError as exc:
+        raise IntakeError([str(exc)], source=name) from None
+    path_name = urlsplit(fetched.final_url).path.rsplit("/", 1)[-1]
+    fmt = _sniff(fetched.body[:_HEAD], name, path_name, fetched.content_type)
+    return _load_data(fetched.body, fmt, name, max_bytes, timeout_s, layer)
+
+
+def _load_data(
+    data: bytes | Path, fmt: str, name: str, max_bytes: int, timeout_s: float, layer: str | None
+) -> Layer:
+    builder = _Builder(source=name, format=fmt)
+    notes: list[str] = []
+    values: list[Any]
+    if fmt in BINARY:
+        converted = _convert(data, fmt, name, max_bytes, timeout_s, layer)
+        builder.source_crs = converted.crs
+        for note in converted.notes:
+            builder.warn(note)
+        values = [parse_json(converted.geojson, name, notes)]
     else:
-        name = label or f"in-memory {type(source).__name__}"
-        raw = b""
-    builder = _Builder(source=name)
-    if isinstance(source, str | Path | bytes | bytearray):
-        values = parse_lines(raw, name, notes) if lines else [parse_json(raw, name, notes)]
-    else:
-        values = [_in_memory(source)]
+        raw = data.read_bytes() if isinstance(data, Path) else data
+        if fmt == "csv":
+            values = [read_csv(raw, name, notes)]
+        elif fmt == "geojsonseq":
+            values = parse_lines(raw, name, notes)
+        else:
+            values = [parse_json(raw, name, notes)]
     for note in notes:
-        builder.repaired("bom_stripped", -1, note)
+        if "byte-order mark" in note:
+            builder.repaired("bom_stripped", -1, note)
+        else:
+            builder.warn(note)
+    return _finish(values, builder, name)
+
+
+def _convert(
+    data: bytes | Path, fmt: str, name: str, max_bytes: int, timeout_s: float, layer: str | None
+) -> Converted:
+    if isinstance(data, Path):
+        return convert_confined(
+            data, fmt, source=name, layer=layer, max_bytes=max_bytes, timeout_s=timeout_s
+        )
+    with tempfile.TemporaryDirectory(prefix="geomint-upload-") as folder:
+        path = Path(folder) / f"upload.{fmt}"
+        path.write_bytes(data)
+        return convert_confined(
+            path, fmt, source=name, layer=layer, max_bytes=max_bytes, timeout_s=timeout_s
+        )
+
+
+def _finish(values: list[Any], builder: _Builder, name: str) -> Layer:
     data, problems = normalise(values, builder)
     if problems:
         raise IntakeError(problems, source=name)

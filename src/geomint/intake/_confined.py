@@ -1,0 +1,110 @@
+"""Run :mod:`geomint.intake._convert` in a child process with caps, and read its answer."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from geomint.intake.errors import IntakeError
+
+__all__ = ["Converted", "convert_confined"]
+
+# Headroom for the child's working set over the bytes it reads: GeoJSON text of a binary
+# layer is several times its size, and the frame and the text exist together at the peak.
+_MEMORY_FLOOR_MB = 1024
+_MEMORY_PER_INPUT_BYTE = 40
+
+
+@dataclass(frozen=True)
+class Converted:
+    """What the child produced: GeoJSON text and what it learned on the way."""
+
+    geojson: bytes
+    crs: str | None
+    layers: tuple[str, ...]
+    notes: tuple[str, ...]
+
+
+def convert_confined(
+    path: Path,
+    fmt: str,
+    *,
+    source: str,
+    layer: str | None,
+    max_bytes: int,
+    timeout_s: float,
+) -> Converted:
+    """Convert a binary geodata file to GeoJSON in a capped child process.
+
+    Raises:
+        IntakeError: The child refused the file, crashed, ran out of memory or time.
+    """
+    memory_mb = max(_MEMORY_FLOOR_MB, path.stat().st_size * _MEMORY_PER_INPUT_BYTE >> 20)
+    with tempfile.TemporaryDirectory(prefix="geomint-intake-") as scratch:
+        request = {
+            "path": str(path.resolve()),
+            "format": fmt,
+            "layer": layer,
+            "scratch": scratch,
+            "max_bytes": max_bytes,
+            "memory_mb": memory_mb,
+            "cpu_s": timeout_s,
+        }
+        try:
+            done = subprocess.run(
+                [sys.executable, "-I", "-m", "geomint.intake._convert"],
+                input=json.dumps(request).encode(),
+                capture_output=True,
+                timeout=timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired:
+            raise IntakeError(
+                [
+                    f"reading the file took longer than {timeout_s:g} s and was stopped; "
+                    "pass a larger timeout_s for a large file"
+                ],
+                source=source,
+            ) from None
+    return _answer(done, source=source, memory_mb=memory_mb)
+
+
+def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb: int) -> Converted:
+    head, _, body = done.stdout.partition(b"\n")
+    if done.returncode != 0 or not head:
+        raise IntakeError([_crash_text(done, memory_mb)], source=source)
+    meta = json.loads(head)
+    if "error" in meta:
+        if meta["error"] == "memory":
+            raise IntakeError(
+                [f"reading the file needed more than {memory_mb:,} MB and was stopped"],
+                source=source,
+            )
+        raise IntakeError([meta["error"]], source=source)
+    return Converted(
+        geojson=body,
+        crs=meta["crs"],
+        layers=tuple(meta["layers"]),
+        notes=tuple(meta["notes"]),
+    )
+
+
+def _crash_text(done: subprocess.CompletedProcess[bytes], memory_mb: int) -> str:
+    code = done.returncode
+    if code < 0:
+        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
+        if -code in {signal.SIGXCPU, signal.SIGKILL}:
+            return "reading the file used up its CPU time and was stopped; the file may be corrupt"
+        return (
+            f"the reader stopped on {name} while parsing the file; the file is corrupt or "
+            "crafted to crash readers: re-export it from the program that made it"
+        )
+    last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+    if "MemoryError" in last[0]:
+        return f"reading the file needed more than {memory_mb:,} MB and was stopped"
+    return f"the reader failed ({last[0][:200]}); the file may be corrupt"

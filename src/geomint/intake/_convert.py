@@ -1,0 +1,280 @@
+"""The confined converter: one binary file in, GeoJSON text out, in a child process.
+
+GeoPackage, Shapefile, FlatGeobuf, KML and GeoParquet are parsed by GDAL and Arrow, large
+C and C++ libraries with a history of crashes on malformed files. A user's file is
+hostile until proven otherwise, so the parent (:mod:`geomint.intake._confined`) runs this
+module as ``python -I -m geomint.intake._convert`` with a request on stdin. Before it opens
+the file the child caps its own address space, CPU time, open files and file writes and,
+where the kernel allows, leaves the network behind in a fresh namespace. A crash or a
+runaway parse costs the child, never the application.
+
+What it writes to stdout: one JSON line of metadata (the source CRS, the layer read, the
+notes) and then the layer as GeoJSON text, or one JSON line ``{"error": ...}`` for a file
+it understood well enough to refuse. The parent validates that GeoJSON exactly like a
+user's own GeoJSON, so there is one path to trust.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import resource
+import sys
+import zipfile
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+__all__ = ["ConvertError", "convert"]
+
+_CLONE_NEWUSER = 0x10000000
+_CLONE_NEWNET = 0x40000000
+
+# Drivers that reach the network; skipped even where the network namespace is unavailable.
+_NETWORK_DRIVERS = (
+    "HTTP WFS OAPIF OGCAPI CSW NGW Carto AmigoCloud Elasticsearch EEDA PLSCENES GPSBabel ADBC"
+)
+
+_SHAPEFILE_PARTS = {".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx"}
+
+
+class ConvertError(Exception):
+    """The file was read far enough to be refused; the message says why."""
+
+
+def _isolate(request: dict[str, Any]) -> None:
+    os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
+    os.environ["GDAL_HTTP_TIMEOUT"] = "1"
+    libc = ctypes.CDLL(None, use_errno=True)
+    # Best effort: without user namespaces the rlimits and the skipped drivers still hold.
+    libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+    own = _own_size()
+    limit = own + int(request["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    cpu = max(1, int(request["cpu_s"]))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+    # Unpacking a zip is the only writing the child does, into the parent's scratch
+    # directory, and each file is bounded by the byte budget.
+    unpack = int(request["max_bytes"]) + 1
+    resource.setrlimit(resource.RLIMIT_FSIZE, (unpack, unpack))
+
+
+def _own_size() -> int:
+    with open("/proc/self/statm", "rb") as handle:
+        return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+
+
+def _unzip(path: Path, scratch: Path, max_bytes: int, fmt: str) -> Path:
+    """Unpack a zipped Shapefile or a KMZ with its sizes checked; return what to open."""
+    try:
+        archive = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise ConvertError(f"the zip archive is damaged ({exc}); re-create it") from None
+    with archive:
+        members = [m for m in archive.infolist() if not m.is_dir()]
+        total = sum(m.file_size for m in members)
+        if total > max_bytes:
+            raise ConvertError(
+                f"the zip archive unpacks to {total:,} bytes, over the {max_bytes:,}-byte "
+                "limit; pass a larger max_bytes if that is expected"
+            )
+        if fmt == "kmz":
+            wanted = [m for m in members if m.filename.lower().endswith(".kml")]
+            if not wanted:
+                raise ConvertError("the KMZ archive holds no .kml document")
+            main = next((m for m in wanted if m.filename.lower() == "doc.kml"), wanted[0])
+            wanted = [main]
+        else:
+            wanted = [
+                m
+                for m in members
+                if PurePosixPath(m.filename).suffix.lower() in _SHAPEFILE_PARTS
+                and not PurePosixPath(m.filename).name.startswith(".")
+                and "__MACOSX" not in m.filename
+            ]
+            if not any(m.filename.lower().endswith(".shp") for m in wanted):
+                names = ", ".join(m.filename for m in members[:5]) or "nothing"
+                raise ConvertError(
+                    f"the zip archive holds no .shp file (it holds {names}); a zipped "
+                    "Shapefile needs at least the .shp, .shx and .dbf of one layer"
+                )
+        written: list[Path] = []
+        for member in wanted:
+            # Only the base name is used: '../' and absolute names cannot leave scratch.
+            name = PurePosixPath(member.filename.replace("\\", "/")).name
+            target = scratch / name
+            if target.exists():
+                raise ConvertError(
+                    f"the zip archive holds two files named {name!r}; keep one layer per "
+                    "folder or pass the layer you want"
+                )
+            try:
+                with archive.open(member) as source, open(target, "wb") as sink:
+                    while chunk := source.read(1 << 20):
+                        sink.write(chunk)
+            except (zipfile.BadZipFile, OSError, NotImplementedError) as exc:
+                raise ConvertError(
+                    f"cannot unpack {member.filename!r} from the zip archive: {exc}"
+                ) from None
+            written.append(target)
+    if fmt == "kmz":
+        return written[0]
+    return scratch
+
+
+def _layers(target: Path, layer: str | None, fmt: str) -> list[str]:
+    import pyogrio  # noqa: PLC0415 - imported after the limits are in place
+
+    try:
+        found = [str(name) for name, _ in pyogrio.list_layers(str(target))]
+    except Exception as exc:
+        raise ConvertError(f"the file cannot be read as {_NAMES[fmt]}: {_gdal_text(exc)}") from None
+    if not found:
+        raise ConvertError(f"the {_NAMES[fmt]} holds no layers")
+    if layer is not None:
+        if layer not in found:
+            raise ConvertError(f"no layer named {layer!r}; the layers are {_listing(found)}")
+        return [layer]
+    if fmt in {"kml", "kmz"}:
+        return found  # KML folders are parts of one document: read them all.
+    if len(found) > 1:
+        raise ConvertError(
+            f"the {_NAMES[fmt]} holds {len(found)} layers ({_listing(found)}); "
+            "pass layer= to choose one"
+        )
+    return found
+
+
+def _listing(names: list[str]) -> str:
+    shown = ", ".join(repr(n) for n in names[:8])
+    return shown + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+
+
+def _gdal_text(exc: Exception) -> str:
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    return text[:200]
+
+
+_NAMES = {
+    "gpkg": "GeoPackage",
+    "shapefile": "zipped Shapefile",
+    "flatgeobuf": "FlatGeobuf file",
+    "kml": "KML document",
+    "kmz": "KMZ archive",
+    "geoparquet": "GeoParquet file",
+}
+
+
+def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_bytes: int) -> Any:
+    import geopandas as gpd  # noqa: PLC0415
+    import pandas as pd  # noqa: PLC0415
+    import pyogrio  # noqa: PLC0415
+
+    if fmt == "geoparquet":
+        try:
+            return gpd.read_parquet(path), [None]
+        except Exception as exc:
+            raise ConvertError(
+                f"the file cannot be read as a GeoParquet file: {_gdal_text(exc)}"
+            ) from None
+    target = _unzip(path, scratch, max_bytes, fmt) if fmt in {"shapefile", "kmz"} else path
+    names = _layers(target, layer, fmt)
+    frames = []
+    for name in names:
+        try:
+            frame = pyogrio.read_dataframe(str(target), layer=name)
+        except Exception as exc:
+            raise ConvertError(
+                f"layer {name!r} cannot be read as {_NAMES[fmt]}: {_gdal_text(exc)}"
+            ) from None
+        if len(names) > 1:
+            frame["kml_folder"] = name
+        frames.append(frame)
+    if len(frames) == 1:
+        return frames[0], names
+    crs = frames[0].crs
+    return gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), crs=crs), names
+
+
+def _to_wgs84(frame: Any) -> tuple[Any, str | None, list[str]]:
+    notes: list[str] = []
+    crs = frame.crs
+    if crs is None:
+        bounds = frame.total_bounds if len(frame) and frame.geometry.notna().any() else None
+        if bounds is not None and not (
+            bounds[0] >= -360 and bounds[2] <= 360 and bounds[1] >= -90 and bounds[3] <= 90
+        ):
+            raise ConvertError(
+                "the file names no coordinate reference system and its coordinates "
+                f"(x {bounds[0]:.6g}..{bounds[2]:.6g}, y {bounds[1]:.6g}..{bounds[3]:.6g}) "
+                "are not degrees; add the CRS (for a Shapefile, its .prj file) and try again"
+            )
+        notes.append("the file names no CRS; its coordinates are degrees, read as WGS84")
+        return frame, None, notes
+    name = crs.to_string()
+    if crs.equals("EPSG:4326") or crs.equals("OGC:CRS84"):
+        return frame, name, notes
+    try:
+        reprojected = frame.to_crs(4326)
+    except Exception as exc:
+        raise ConvertError(f"cannot reproject from {name} to WGS84: {_gdal_text(exc)}") from None
+    notes.append(f"reprojected from {name} to WGS84 (EPSG:4326)")
+    return reprojected, name, notes
+
+
+def _geojson_text(frame: Any) -> str:
+    import shapely  # noqa: PLC0415
+
+    geometry = frame.geometry.array
+    properties = frame.drop(columns=frame.geometry.name)
+    columns = list(properties.columns)
+    # pandas writes NaN as null and datetimes as ISO 8601, column by column in C.
+    rows = (
+        properties.to_json(orient="values", date_format="iso", default_handler=str)
+        if columns
+        else None
+    )
+    values: list[list[Any]] = json.loads(rows) if rows else [[] for _ in range(len(frame))]
+    shapes = shapely.to_geojson(geometry)
+    keys = [str(c) for c in columns]
+    parts = []
+    for row, shape in zip(values, shapes, strict=True):
+        props = json.dumps(dict(zip(keys, row, strict=True)), ensure_ascii=False)
+        parts.append(f'{{"type":"Feature","properties":{props},"geometry":{shape or "null"}}}')
+    return '{"type":"FeatureCollection","features":[' + ",".join(parts) + "]}"
+
+
+def convert(request: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    """Convert the file a request names; return the metadata and the GeoJSON text."""
+    path = Path(request["path"])
+    fmt = request["format"]
+    frame, layers = _read_frame(
+        path, fmt, request.get("layer"), Path(request["scratch"]), int(request["max_bytes"])
+    )
+    frame, crs, notes = _to_wgs84(frame)
+    meta = {"crs": crs, "layers": [n for n in layers if n], "notes": notes}
+    return meta, _geojson_text(frame)
+
+
+def main() -> int:
+    """Entry point of the child: request on stdin, metadata line and GeoJSON on stdout."""
+    request = json.loads(sys.stdin.buffer.read())
+    _isolate(request)
+    out = sys.stdout.buffer
+    try:
+        meta, text = convert(request)
+    except ConvertError as exc:
+        out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
+        return 0
+    except MemoryError:
+        out.write(json.dumps({"error": "memory"}).encode() + b"\n")
+        return 0
+    out.write(json.dumps(meta).encode() + b"\n")
+    out.write(text.encode("utf-8", "surrogatepass"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,163 @@
+"""Which format a source is: by its first bytes, checked against its name and media type.
+
+A file's name says what its maker meant; its first bytes say what it is. Where both are
+known and they disagree (a ``.gpkg`` that is an HTML error page) the source is refused
+with both named, rather than handed to a parser that would fail obscurely.
+"""
+
+from __future__ import annotations
+
+from geomint.intake.errors import IntakeError
+
+__all__ = ["BINARY", "FORMATS", "sniff"]
+
+#: Format id -> what to call it in messages.
+FORMATS = {
+    "geojson": "GeoJSON",
+    "geojsonseq": "newline-delimited GeoJSON",
+    "geoparquet": "GeoParquet",
+    "gpkg": "GeoPackage",
+    "shapefile": "zipped Shapefile",
+    "flatgeobuf": "FlatGeobuf",
+    "kml": "KML",
+    "kmz": "KMZ",
+    "csv": "CSV",
+}
+
+#: Formats converted in the confined child process.
+BINARY = frozenset({"geoparquet", "gpkg", "shapefile", "flatgeobuf", "kml", "kmz"})
+
+_SUFFIXES = {
+    ".geojson": "geojson",
+    ".json": "geojson",
+    ".geojsonl": "geojsonseq",
+    ".geojsons": "geojsonseq",
+    ".ndjson": "geojsonseq",
+    ".jsonl": "geojsonseq",
+    ".parquet": "geoparquet",
+    ".geoparquet": "geoparquet",
+    ".gpkg": "gpkg",
+    ".zip": "shapefile",
+    ".shz": "shapefile",
+    ".fgb": "flatgeobuf",
+    ".kml": "kml",
+    ".kmz": "kmz",
+    ".csv": "csv",
+    ".tsv": "csv",
+}
+
+_MEDIA_TYPES = {
+    "application/geo+json": "geojson",
+    "application/vnd.geo+json": "geojson",
+    "application/json": "geojson",
+    "application/geo+json-seq": "geojsonseq",
+    "application/x-ndjson": "geojsonseq",
+    "application/vnd.apache.parquet": "geoparquet",
+    "application/geopackage+sqlite3": "gpkg",
+    "application/vnd.google-earth.kml+xml": "kml",
+    "application/vnd.google-earth.kmz": "kmz",
+    "application/vnd.flatgeobuf": "flatgeobuf",
+    "text/csv": "csv",
+}
+
+_MAGIC = (
+    (b"PAR1", "geoparquet"),
+    (b"SQLite format 3\x00", "gpkg"),
+    (b"fgb\x03", "flatgeobuf"),
+    (b"PK\x03\x04", "zip"),
+)
+
+_FOREIGN = (
+    (b"\x1f\x8b", "a gzip archive; unpack it first"),
+    (b"%PDF", "a PDF document"),
+    (b"\x89PNG", "a PNG image"),
+    (b"\xff\xd8\xff", "a JPEG image"),
+    (b"II*\x00", "a TIFF image (raster data is not a vector layer)"),
+    (b"MM\x00*", "a TIFF image (raster data is not a vector layer)"),
+    (b"\x00\x00'\n", "a bare .shp file; zip it with its .shx, .dbf and .prj"),
+    (b"PK\x05\x06", "an empty zip archive"),
+)
+
+
+def _by_content(head: bytes) -> str | None:
+    for magic, fmt in _MAGIC:
+        if head.startswith(magic):
+            return fmt
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+    if text.startswith((b"{", b"[")):
+        return "json"
+    if text.startswith(b"<"):
+        return "kml" if b"<kml" in text else "xml"
+    return None
+
+
+def _refusal(head: bytes) -> str | None:
+    for magic, what in _FOREIGN:
+        if head.startswith(magic):
+            return what
+    return None
+
+
+def suffix_of(name: str) -> str:
+    """Return the format a file name suggests, or "" when it suggests none."""
+    lowered = name.lower().split("?", 1)[0].split("#", 1)[0]
+    if lowered.endswith(".shp.zip"):
+        return "shapefile"
+    dot = lowered.rfind(".")
+    return _SUFFIXES.get(lowered[dot:], "") if dot >= 0 else ""
+
+
+def sniff(head: bytes, *, name: str = "", media_type: str = "") -> str:
+    """Decide a source's format from its first bytes, its name and its media type.
+
+    Args:
+        head: The first kilobytes of the source.
+        name: A file name or URL path, if known.
+        media_type: An HTTP Content-Type without parameters, if known.
+
+    Returns:
+        One of :data:`FORMATS`.
+
+    Raises:
+        IntakeError: The bytes are no format geomint reads, or contradict the name.
+    """
+    named = suffix_of(name) or _MEDIA_TYPES.get(media_type, "")
+    if not head.strip(b"\xef\xbb\xbf \t\r\n"):
+        return named or "geojson"  # its reader says precisely how it is empty
+    found = _by_content(head)
+    foreign = _refusal(head)
+    if foreign:
+        raise IntakeError([f"this is {foreign}, not geodata geomint reads"])
+    if found == "zip":
+        return "kmz" if named == "kmz" else "shapefile"
+    if found == "json":
+        return named if named in {"geojson", "geojsonseq"} else "geojson"
+    if found == "xml":
+        what = "an HTML page" if b"<html" in head[:1024].lower() else "an XML document"
+        raise IntakeError(
+            [f"this is {what}, not KML or any geodata geomint reads; check the link or file"]
+        )
+    if found is not None:
+        if named and named != found and named not in {"csv"}:
+            raise IntakeError(
+                [
+                    f"named as {FORMATS[named]} but the content is {FORMATS[found]}; "
+                    "rename the file to match what it holds"
+                ]
+            )
+        return found
+    if named in BINARY:
+        raise IntakeError(
+            [
+                f"named as {FORMATS[named]} but the content does not start like one "
+                f"(first bytes {head[:16]!r}); the file is damaged or not what its name says"
+            ]
+        )
+    if named == "csv" or (not named and b"," in head[:4096]):
+        return "csv"
+    if named in {"geojson", "geojsonseq"} or not name:
+        return named or "geojson"  # the JSON parser says precisely what is wrong
+    known = ", ".join(sorted(set(_SUFFIXES)))
+    raise IntakeError(
+        [f"cannot tell what format this is (first bytes {head[:16]!r}); geomint reads {known}"]
+    )

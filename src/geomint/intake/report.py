@@ -41,6 +41,9 @@ class IntakeReport:
         repairs: The repairs applied, one entry per kind.
         warnings: Human-readable notes: every repair kind and everything ignored.
         bbox: ``(west, south, east, north)`` in EPSG:4326, or None when no geometry.
+        format: What the source was: ``"geojson"``, ``"gpkg"``, ``"csv"``, ...
+        source_crs: The CRS the source declared (``"EPSG:27700"``), ``"EPSG:4326"``
+            for GeoJSON and CSV, or None when a file named none.
     """
 
     source: str
@@ -49,6 +52,24 @@ class IntakeReport:
     repairs: tuple[Repair, ...]
     warnings: tuple[str, ...]
     bbox: tuple[float, float, float, float] | None
+    format: str = "geojson"
+    source_crs: str | None = "EPSG:4326"
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the report as JSON-serialisable data."""
+        return {
+            "source": self.source,
+            "format": self.format,
+            "source_crs": self.source_crs,
+            "feature_count": self.feature_count,
+            "geometry_types": dict(self.geometry_types),
+            "repairs": [
+                {"kind": r.kind, "count": r.count, "feature_indices": list(r.feature_indices)}
+                for r in self.repairs
+            ],
+            "warnings": list(self.warnings),
+            "bbox": list(self.bbox) if self.bbox else None,
+        }
 
     def repair(self, kind: str) -> Repair | None:
         """Return the repair entry of ``kind``, or None if it was not applied."""
@@ -65,6 +86,8 @@ class _Builder:
     """Mutable accumulator used while loading; frozen into an IntakeReport at the end."""
 
     source: str
+    format: str = "geojson"
+    source_crs: str | None = "EPSG:4326"
     warnings: list[str] = field(default_factory=list)
     _repairs: dict[str, list[int]] = field(default_factory=dict)
     _repair_counts: Counter[str] = field(default_factory=Counter)
@@ -99,6 +122,8 @@ class _Builder:
             repairs=repairs,
             warnings=tuple(notes + self.warnings),
             bbox=_bbox(features),
+            format=self.format,
+            source_crs=self.source_crs,
         )
 
 

@@ -130,9 +130,11 @@ def _layers(target: Path, layer: str | None, fmt: str) -> list[str]:
     try:
         found = [str(name) for name, _ in pyogrio.list_layers(str(target))]
     except Exception as exc:
-        raise ConvertError(f"the file cannot be read as {_NAMES[fmt]}: {_gdal_text(exc)}") from None
+        raise ConvertError(
+            f"the file cannot be read as a {_NAMES[fmt]} ({_gdal_text(exc)}); {_DAMAGED}"
+        ) from None
     if not found:
-        raise ConvertError(f"the {_NAMES[fmt]} holds no layers")
+        raise ConvertError(f"the {_NAMES[fmt]} holds no layers; {_DAMAGED}")
     if layer is not None:
         if layer not in found:
             raise ConvertError(f"no layer named {layer!r}; the layers are {_listing(found)}")
@@ -153,8 +155,11 @@ def _listing(names: list[str]) -> str:
 
 
 def _gdal_text(exc: Exception) -> str:
+    """The library's own words, cut to the part a person can use."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:200]
+    text = text.rsplit(" failed: ", 1)[-1]  # SQLite: drop the statement, keep the reason
+    text = text.rsplit(" :", 1)[-1].strip()  # libkml: drop "ERROR parsing kml <path>"
+    return text[:160].rstrip(". ")
 
 
 _NAMES = {
@@ -165,6 +170,7 @@ _NAMES = {
     "kmz": "KMZ archive",
     "geoparquet": "GeoParquet file",
 }
+_DAMAGED = "it is damaged, incomplete or not what its name says: export it again"
 
 
 def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_bytes: int) -> Any:
@@ -175,9 +181,14 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
     if fmt == "geoparquet":
         try:
             return gpd.read_parquet(path), [None]
-        except Exception as exc:
+        except Exception as exc:  # Arrow raises many kinds for one meaning: unreadable
+            if "Missing geo metadata" in str(exc):
+                raise ConvertError(
+                    "the Parquet file has no 'geo' metadata: it is plain Parquet, not "
+                    "GeoParquet; write it with geopandas' to_parquet or GDAL, or send CSV"
+                ) from None
             raise ConvertError(
-                f"the file cannot be read as a GeoParquet file: {_gdal_text(exc)}"
+                f"the file cannot be read as a GeoParquet file ({_gdal_text(exc)}); {_DAMAGED}"
             ) from None
     target = _unzip(path, scratch, max_bytes, fmt) if fmt in {"shapefile", "kmz"} else path
     names = _layers(target, layer, fmt)
@@ -187,7 +198,7 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
             frame = pyogrio.read_dataframe(str(target), layer=name)
         except Exception as exc:
             raise ConvertError(
-                f"layer {name!r} cannot be read as {_NAMES[fmt]}: {_gdal_text(exc)}"
+                f"layer {name!r} cannot be read ({_gdal_text(exc)}); {_DAMAGED}"
             ) from None
         if len(names) > 1:
             frame["kml_folder"] = name

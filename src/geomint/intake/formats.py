@@ -68,14 +68,14 @@ _MAGIC = (
 )
 
 _FOREIGN = (
-    (b"\x1f\x8b", "a gzip archive; unpack it first"),
-    (b"%PDF", "a PDF document"),
-    (b"\x89PNG", "a PNG image"),
-    (b"\xff\xd8\xff", "a JPEG image"),
-    (b"II*\x00", "a TIFF image (raster data is not a vector layer)"),
-    (b"MM\x00*", "a TIFF image (raster data is not a vector layer)"),
-    (b"\x00\x00'\n", "a bare .shp file; zip it with its .shx, .dbf and .prj"),
-    (b"PK\x05\x06", "an empty zip archive"),
+    (b"\x1f\x8b", "a gzip archive", "unpack it first"),
+    (b"%PDF", "a PDF document", "export the map data itself, e.g. as GeoJSON"),
+    (b"\x89PNG", "a PNG image", "raster images are not vector layers"),
+    (b"\xff\xd8\xff", "a JPEG image", "raster images are not vector layers"),
+    (b"II*\x00", "a TIFF image", "raster data is not a vector layer"),
+    (b"MM\x00*", "a TIFF image", "raster data is not a vector layer"),
+    (b"\x00\x00'\n", "a bare .shp file", "zip it with its .shx, .dbf and .prj"),
+    (b"PK\x05\x06", "an empty zip archive", "add the layer's files to it"),
 )
 
 
@@ -92,9 +92,9 @@ def _by_content(head: bytes) -> str | None:
 
 
 def _refusal(head: bytes) -> str | None:
-    for magic, what in _FOREIGN:
+    for magic, what, advice in _FOREIGN:
         if head.startswith(magic):
-            return what
+            return f"this is {what}, not geodata geomint reads; {advice}"
     return None
 
 
@@ -127,7 +127,7 @@ def sniff(head: bytes, *, name: str = "", media_type: str = "") -> str:
     found = _by_content(head)
     foreign = _refusal(head)
     if foreign:
-        raise IntakeError([f"this is {foreign}, not geodata geomint reads"])
+        raise IntakeError([foreign])
     if found == "zip":
         return "kmz" if named == "kmz" else "shapefile"
     if found == "json":

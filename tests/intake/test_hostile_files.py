@@ -1,0 +1,261 @@
+"""Hostile and broken files in the binary formats and CSV: exact verdicts and messages."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import subprocess
+import zipfile
+from pathlib import Path
+
+import geopandas as gpd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import shapely
+
+from geomint.intake import IntakeError, load
+from geomint.intake._confined import _crash_text
+
+DAMAGED = "it is damaged, incomplete or not what its name says: export it again"
+
+
+@pytest.fixture(scope="module")
+def gpkg(tmp_path_factory: pytest.TempPathFactory) -> bytes:
+    path = tmp_path_factory.mktemp("gpkg") / "towns.gpkg"
+    gpd.GeoDataFrame({"n": [1]}, geometry=[shapely.Point(4.9, 52.4)], crs=4326).to_file(path)
+    return path.read_bytes()
+
+
+def _zip(members: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", method) as archive:
+        for name, data in members.items():
+            archive.writestr(name, data)
+    return buffer.getvalue()
+
+
+def _refusal(tmp_path: Path, name: str, data: bytes, **kwargs: object) -> str:
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(IntakeError) as caught:
+        load(path, **kwargs)  # type: ignore[arg-type]
+    message = str(caught.value)
+    prefix = f"Cannot load {path}: "
+    assert message.startswith(prefix)
+    return message[len(prefix) :]
+
+
+_XXE = (
+    b'<?xml version="1.0"?><!DOCTYPE kml [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>'
+    b'<kml xmlns="http://www.opengis.net/kml/2.2"><Document><Placemark><name>&xxe;</name>'
+    b"<Point><coordinates>1,2</coordinates></Point></Placemark></Document></kml>"
+)
+_LAUGHS = (
+    b'<?xml version="1.0"?><!DOCTYPE kml [<!ENTITY a "aaaaaaaaaa">'
+    + b"".join(
+        b'<!ENTITY %s "%s">' % (chr(98 + i).encode(), (b"&" + chr(97 + i).encode() + b";") * 10)
+        for i in range(9)
+    )
+    + b']><kml xmlns="http://www.opengis.net/kml/2.2"><Document><Placemark><name>&j;</name>'
+    b"<Point><coordinates>1,2</coordinates></Point></Placemark></Document></kml>"
+)
+
+CASES = [
+    (
+        "page.gpkg",
+        b"<!DOCTYPE html><html><body>Not found</body></html>",
+        "this is an HTML page, not KML or any geodata geomint reads; check the link or file",
+    ),
+    (
+        "bare.shp",
+        b"\x00\x00'\n" + bytes(96),
+        "this is a bare .shp file, not geodata geomint reads; zip it with its .shx, .dbf and .prj",
+    ),
+    (
+        "data.geojson",
+        gzip.compress(b"{}"),
+        "this is a gzip archive, not geodata geomint reads; unpack it first",
+    ),
+    (
+        "map.png",
+        b"\x89PNG\r\n\x1a\n" + bytes(32),
+        "this is a PNG image, not geodata geomint reads; raster images are not vector layers",
+    ),
+    (
+        "empty.zip",
+        b"PK\x05\x06" + bytes(18),
+        "this is an empty zip archive, not geodata geomint reads; add the layer's files to it",
+    ),
+    (
+        "odd.fgb",
+        b"fgb\x03" + bytes(4) + bytes(range(256)) * 40,
+        f"the FlatGeobuf file holds no layers; {DAMAGED}",
+    ),
+    (
+        "readme.zip",
+        _zip({"readme.txt": b"hello"}),
+        "the zip archive holds no .shp file (it holds readme.txt); a zipped Shapefile needs "
+        "at least the .shp, .shx and .dbf of one layer",
+    ),
+    (
+        "entity.kml",
+        _XXE,
+        f"the file cannot be read as a KML document (parsing aborted on line 1 at offset 76); "
+        f"{DAMAGED}",
+    ),
+    (
+        "laughs.kml",
+        _LAUGHS,
+        f"the file cannot be read as a KML document (parsing aborted on line 1 at offset 47); "
+        f"{DAMAGED}",
+    ),
+    (
+        "broken.parquet",
+        b"PAR1" + b"\x01" * 1000 + b"PAR1",
+        "the file cannot be read as a GeoParquet file (Could not open Parquet input source",
+    ),
+    ("points.csv", b"", "the CSV is empty: it has no header line"),
+    (
+        "points.csv",
+        b"name,lon,lat\n\xe9,1,2\n",
+        "the CSV is not UTF-8 text: byte 0xe9 at byte offset 13 (line 2); re-save it as UTF-8",
+    ),
+    (
+        "points.csv",
+        b"lon,lat,lon\n1,2,3\n",
+        "the CSV header names column 'lon' twice; rename one of them",
+    ),
+    (
+        "points.csv",
+        b"a,b\n1,2\n",
+        "no coordinate columns among 'a', 'b'; name them lon and lat (or longitude and "
+        "latitude), or give WKT in a column named wkt or geometry",
+    ),
+    (
+        "points.csv",
+        b"a,lon,lat\n1,2,3,4\n",
+        "the CSV rows do not line up with its header (Length of header or names does not "
+        "match length of data",
+    ),
+    (
+        "points.csv",
+        b"a,lon,lat\n1,2,3\n1,2,3,4\n",
+        "the CSV rows do not line up with its header (Error tokenizing data. C error: "
+        "Expected 3 fields in line 3, saw 4)",
+    ),
+    (
+        "points.csv",
+        b"name,lon,lat\nA,,\nB,abc,3\nC,1,north\n",
+        "'lon'/'lat' are not numbers on lines 3, 4; use decimal degrees such as 4.8952, or "
+        "leave both empty for no location",
+    ),
+    (
+        "points.csv",
+        b"id,x,y\n1,530000,180000\n",
+        "'x'/'y' reach 530,000, which is not degrees; CSV coordinates must be WGS84 "
+        "longitude/latitude: convert them, or send a GeoPackage or Shapefile that names its CRS",
+    ),
+    (
+        "points.csv",
+        b"id,wkt\n1,POINT (1 2\n",
+        "'wkt' is not valid WKT on line 2; e.g. POINT (4.89 52.37)",
+    ),
+    (
+        "points.csv",
+        b"id,wkt\n1,POINT (1 2)\n2,CIRCLE (1 2 3)\n",
+        "'wkt' is not valid WKT on line 3; e.g. POINT (4.89 52.37)",
+    ),
+    (
+        "notes.docx",
+        b"x",
+        "cannot tell what format this is (first bytes b'x'); geomint reads",
+    ),
+]
+
+
+@pytest.mark.parametrize(("name", "data", "message"), CASES, ids=[c[0] for c in CASES])
+def test_refused(tmp_path: Path, name: str, data: bytes, message: str) -> None:
+    assert _refusal(tmp_path, name, data).startswith(message)
+
+
+def test_zip_bomb_is_refused_before_unpacking(tmp_path: Path) -> None:
+    bomb = _zip({"a.shp": bytes(30_000_000)})
+    assert len(bomb) < 100_000
+    assert _refusal(tmp_path, "bomb.zip", bomb, max_bytes=1_000_000) == (
+        "the zip archive unpacks to 30,000,000 bytes, over the 1,000,000-byte limit; "
+        "pass a larger max_bytes if that is expected"
+    )
+
+
+def test_zip_member_names_cannot_leave_the_scratch_folder(tmp_path: Path) -> None:
+    inner = tmp_path / "inner"
+    inner.mkdir()
+    archive = _zip({"../../escaped.shp": b"\x00\x00'\n" + bytes(96), "/abs.dbf": b"x"})
+    _refusal(inner, "evil.zip", archive)
+    assert not list(tmp_path.rglob("escaped.shp"))
+    assert not Path("/abs.dbf").exists()
+
+
+def test_a_geopackage_named_kml_is_refused(tmp_path: Path, gpkg: bytes) -> None:
+    assert _refusal(tmp_path, "towns.kml", gpkg) == (
+        "named as KML but the content is GeoPackage; rename the file to match what it holds"
+    )
+
+
+def test_a_truncated_geopackage(tmp_path: Path, gpkg: bytes) -> None:
+    assert _refusal(tmp_path, "cut.gpkg", gpkg[:3000]) == (
+        "the file cannot be read as a GeoPackage (database disk image is malformed; "
+        f"database disk image is malformed); {DAMAGED}"
+    )
+
+
+def test_a_slow_read_is_stopped(tmp_path: Path, gpkg: bytes) -> None:
+    assert _refusal(tmp_path, "slow.gpkg", gpkg, timeout_s=0.05) == (
+        "reading the file took longer than 0.05 s and was stopped; pass a larger timeout_s "
+        "for a large file"
+    )
+
+
+def test_plain_parquet_is_named_as_such(tmp_path: Path) -> None:
+    pq.write_table(pa.table({"lon": [1.0], "lat": [2.0]}), tmp_path / "plain.parquet")
+    with pytest.raises(IntakeError, match="it is plain Parquet, not GeoParquet"):
+        load(tmp_path / "plain.parquet")
+
+
+def test_shapefile_without_prj(tmp_path: Path) -> None:
+    def zipped(frame: gpd.GeoDataFrame, name: str) -> Path:
+        folder = tmp_path / name
+        folder.mkdir()
+        frame.to_file(folder / "layer.shp")
+        (folder / "layer.prj").unlink()
+        path = tmp_path / f"{name}.zip"
+        path.write_bytes(_zip({p.name: p.read_bytes() for p in folder.iterdir()}))
+        return path
+
+    degrees = gpd.GeoDataFrame({"n": [1]}, geometry=[shapely.Point(4.9, 52.4)], crs=4326)
+    layer = load(zipped(degrees, "degrees"))
+    assert layer.report.source_crs is None
+    assert "the file names no CRS; its coordinates are degrees, read as WGS84" in (
+        layer.report.warnings
+    )
+    with pytest.raises(IntakeError) as caught:
+        load(zipped(degrees.to_crs(27700), "metres"))
+    assert "the file names no coordinate reference system and its coordinates (x 869119" in str(
+        caught.value
+    )
+    assert "are not degrees; add the CRS (for a Shapefile, its .prj file)" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("code", "stderr", "message"),
+    [
+        (-11, b"", "the reader stopped on SIGSEGV while parsing the file; the file is corrupt"),
+        (-24, b"", "reading the file used up its CPU time and was stopped"),
+        (1, b"Traceback\nMemoryError", "reading the file needed more than 1,024 MB"),
+        (1, b"Traceback\nOSError: boom", "the reader failed (OSError: boom)"),
+    ],
+)
+def test_a_crashing_reader_becomes_a_refusal(code: int, stderr: bytes, message: str) -> None:
+    done = subprocess.CompletedProcess(args=[], returncode=code, stdout=b"", stderr=stderr)
+    assert _crash_text(done, 1024).startswith(message)

@@ -95,29 +95,50 @@ def run_code(
 @app.command("ingest")
 def ingest(
     source: Annotated[
-        str, typer.Argument(help="A GeoJSON (.geojson, .json) or GeoJSON-lines file.")
+        str,
+        typer.Argument(
+            help="A file (GeoJSON, GeoJSON lines, GeoParquet, GeoPackage, zipped Shapefile, "
+            "FlatGeobuf, KML/KMZ, CSV) or an http(s) URL."
+        ),
     ],
     max_bytes: Annotated[
-        int, typer.Option("--max-bytes", help="Refuse a file larger than this.")
+        int, typer.Option("--max-bytes", help="Refuse a source larger than this.")
     ] = 25_000_000,
+    timeout_s: Annotated[
+        float, typer.Option("--timeout", help="Seconds for a download or a binary read.")
+    ] = 15.0,
+    layer: Annotated[
+        str | None, typer.Option("--layer", help="Which layer of a multi-layer file.")
+    ] = None,
+    allow_network: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allow-network",
+            help="A private CIDR range a URL may reach (e.g. 10.0.0.0/8); repeatable.",
+        ),
+    ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print one JSON object: the report or the error.")
     ] = False,
 ) -> None:
-    """Judge a file as geomint would take it in: accepted with a report, or refused.
+    """Judge a source as geomint would take it in: accepted with a report, or refused.
 
-    Exits 0 whenever the file was judged (accepted or refused); 2 for a usage error such
-    as a missing file.
+    Exits 0 whenever the source was judged (accepted or refused); 2 for a usage error
+    such as a missing file.
     """
     from geomint import intake  # noqa: PLC0415 - keeps other commands' start-up light
 
-    if source.startswith(("http://", "https://")):  # a Path would fold the "//"
-        _fail("URLs are not supported by ingest yet; download the file and pass its path", 2)
-    path = Path(source)
-    if not path.is_file():
+    is_url = "://" in source
+    if not is_url and not Path(source).is_file():
         _fail(f"{source}: no such file", 2)
     try:
-        layer = intake.load(path, max_bytes=max_bytes)
+        layer_ = intake.load(
+            source if is_url else Path(source),
+            max_bytes=max_bytes,
+            timeout_s=timeout_s,
+            layer=layer,
+            allowed_networks=tuple(allow_network or ()),
+        )
     except intake.IntakeError as exc:
         if as_json:
             refused = {"accepted": False, "error": str(exc), "problems": list(exc.problems)}
@@ -125,13 +146,19 @@ def ingest(
         else:
             typer.echo(f"refused: {exc}")
         return
-    judged = {"accepted": True, "report": layer.report.as_dict(), "profile": layer.profile()}
+    except ValueError as exc:  # a malformed --allow-network range
+        _fail(str(exc), 2)
+    judged = {"accepted": True, "report": layer_.report.as_dict(), "profile": layer_.profile()}
     if as_json:
         typer.echo(json.dumps(judged, ensure_ascii=False, default=str))
         return
-    typer.echo(f"accepted: {layer.report.feature_count:,} features from {layer.report.source}")
+    report = layer_.report
+    typer.echo(
+        f"accepted: {report.feature_count:,} features from {report.source} "
+        f"({report.format}, {report.source_crs or 'no CRS named'})"
+    )
     typer.echo(json.dumps(judged["profile"], ensure_ascii=False, indent=2, default=str))
-    for warning in layer.report.warnings:
+    for warning in report.warnings:
         typer.echo(f"warning: {warning}")
 
 

@@ -89,12 +89,17 @@ class FetchError(ModelFacingError):
         code: What kind of failure, for code that branches on it (see ``FetchErrorCode``).
         url: The URL the caller asked for, with any user name and password removed. When
             a redirect target was the problem, the message names that target too.
+        reason: The message without the URL it is about, for a caller that names the
+            URL itself; None when a redirect target was the problem.
     """
 
-    def __init__(self, code: FetchErrorCode, url: str, message: str) -> None:
+    def __init__(
+        self, code: FetchErrorCode, url: str, message: str, reason: str | None = None
+    ) -> None:
         super().__init__(message)
         self.code: FetchErrorCode = code
         self.url = url
+        self.reason = reason
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -562,9 +567,11 @@ class _Fetch:
         if at is None:
             at = self.url if self.current is None else str(self.current)
         where = _shown(at)
-        if self.current is not None and at != str(self.first):
+        redirected = self.current is not None and at != str(self.first)
+        if redirected:
             where += f" (reached by redirect from {_shown(self.url)})"
-        return FetchError(code, _shown(self.url), f"{verb} {where}: {problem}")
+        reason = None if redirected else problem
+        return FetchError(code, _shown(self.url), f"{verb} {where}: {problem}", reason)
 
     def timed_out(self) -> FetchError:
         return self.error(

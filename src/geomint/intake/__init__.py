@@ -172,7 +172,7 @@ def _load_url(
     try:
         fetched = fetch(url, policy)
     except FetchError as exc:
-        raise IntakeError([str(exc)], source=name) from None
+        raise IntakeError([exc.reason or str(exc)], source=name) from None
     path_name = urlsplit(fetched.final_url).path.rsplit("/", 1)[-1]
     fmt = _sniff(fetched.body[:_HEAD], name, path_name, fetched.content_type)
     return _load_data(fetched.body, fmt, name, max_bytes, timeout_s, layer)

@@ -189,7 +189,9 @@ def _load_data(
         builder.source_crs = converted.crs
         for note in converted.notes:
             builder.warn(note)
-        values = [parse_json(converted.geojson, name, notes)]
+        rows = parse_json(converted.rows, name, notes)
+        shapes = parse_json(converted.geometries, name, notes)
+        values = [converted.feature_collection(rows, shapes, name)]
     else:
         raw = data.read_bytes() if isinstance(data, Path) else data
         if fmt == "csv":

@@ -9,6 +9,7 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from geomint.intake.errors import IntakeError
 
@@ -22,12 +23,46 @@ _MEMORY_PER_INPUT_BYTE = 40
 
 @dataclass(frozen=True)
 class Converted:
-    """What the child produced: GeoJSON text and what it learned on the way."""
+    """What the child produced: the layer as JSON texts, and what it learned on the way."""
 
-    geojson: bytes
+    columns: tuple[str, ...]
+    rows: bytes
+    geometries: bytes
     crs: str | None
     layers: tuple[str, ...]
     notes: tuple[str, ...]
+
+    def feature_collection(self, rows: Any, geometries: Any, source: str) -> dict[str, Any]:
+        """Zip the parsed rows and geometries into a FeatureCollection dict.
+
+        The child is confined because its input is hostile, so its output is checked
+        for shape here rather than trusted.
+        """
+        width = len(self.columns)
+        if (
+            not isinstance(rows, list)
+            or not isinstance(geometries, list)
+            or len(rows) != len(geometries)
+            or not all(isinstance(r, list) and len(r) == width for r in rows)
+        ):
+            raise IntakeError(
+                [
+                    "the reader returned rows and geometries that do not match; "
+                    "the file may be corrupt"
+                ],
+                source=source,
+            )
+        return {
+            "type": "FeatureCollection",
+            "features": [
+                {
+                    "type": "Feature",
+                    "properties": dict(zip(self.columns, r, strict=True)),
+                    "geometry": g,
+                }
+                for r, g in zip(rows, geometries, strict=True)
+            ],
+        }
 
 
 def convert_confined(
@@ -76,6 +111,7 @@ def convert_confined(
 
 def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb: int) -> Converted:
     head, _, body = done.stdout.partition(b"\n")
+    rows, _, geometries = body.partition(b"\n")
     if done.returncode != 0 or not head:
         raise IntakeError([_crash_text(done, memory_mb)], source=source)
     meta = json.loads(head)
@@ -87,7 +123,9 @@ def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb:
             )
         raise IntakeError([meta["error"]], source=source)
     return Converted(
-        geojson=body,
+        columns=tuple(meta["columns"]),
+        rows=rows,
+        geometries=geometries.removesuffix(b"\n"),
         crs=meta["crs"],
         layers=tuple(meta["layers"]),
         notes=tuple(meta["notes"]),

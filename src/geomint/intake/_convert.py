@@ -201,6 +201,8 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
             raise ConvertError(
                 f"layer {name!r} cannot be read ({_gdal_text(exc)}); {_DAMAGED}"
             ) from None
+        if fmt in {"kml", "kmz"}:
+            frame = _kml_data_only(frame)
         if len(names) > 1:
             frame["kml_folder"] = name
         frames.append(frame)
@@ -208,6 +210,16 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
         return frames[0], names
     crs = frames[0].crs
     return gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), crs=crs), names
+
+
+# How libkml says a placemark is drawn; presentation, not data.
+_KML_STYLE = ("tessellate", "extrude", "visibility", "drawOrder", "icon", "altitudeMode")
+
+
+def _kml_data_only(frame: Any) -> Any:
+    """Drop KML's drawing columns and the columns libkml adds that no placemark filled."""
+    empty = [c for c in frame.columns if c != frame.geometry.name and frame[c].isna().all()]
+    return frame.drop(columns=[c for c in frame.columns if c in _KML_STYLE or c in empty])
 
 
 def _to_wgs84(frame: Any) -> tuple[Any, str | None, list[str]]:

@@ -23,6 +23,13 @@ def _bytes(value: object) -> bytes:
     return json.dumps(value).encode()
 
 
+def _nested(depth: int) -> list[object]:
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
 POINT = {"type": "Point", "coordinates": [1.5, 2.5]}
 
 
@@ -32,152 +39,13 @@ POINT = {"type": "Point", "coordinates": [1.5, 2.5]}
         (b"", "the input is empty (0 bytes)"),
         (b"   \n", "the input is empty"),
         (b'{"type": "Point", "coordinates": [1, \xe9]}', "byte offset 37"),
-        (b"\xff\xfe{}", "byte 0xff at byte offset 0"),
+        (
+            b"\xff\xfe{}",
+            "starts with a UTF-16LE byte-order mark, but read as UTF-16LE it is not JSON",
+        ),
         (b"[" * 100_000 + b"]" * 100_000, "nesting is deeper than 64 levels"),
         (
-            _bytes(
-                {
-                    "type": "Feature",
-                    "properties": {
-                        "a": [
-                            [
-                                [
-                                    [
-                                        [
-                                            [
-                                                [
-                                                    [
-                                                        [
-                                                            [
-                                                                [
-                                                                    [
-                                                                        [
-                                                                            [
-                                                                                [
-                                                                                    [
-                                                                                        [
-                                                                                            [
-                                                                                                [
-                                                                                                    [
-                                                                                                        [
-                                                                                                            [
-                                                                                                                [
-                                                                                                                    [
-                                                                                                                        [
-                                                                                                                            [
-                                                                                                                                [
-                                                                                                                                    [
-                                                                                                                                        [
-                                                                                                                                            [
-                                                                                                                                                [
-                                                                                                                                                    [
-                                                                                                                                                        [
-                                                                                                                                                            [
-                                                                                                                                                                [
-                                                                                                                                                                    [
-                                                                                                                                                                        [
-                                                                                                                                                                            [
-                                                                                                                                                                                [
-                                                                                                                                                                                    [
-                                                                                                                                                                                        [
-                                                                                                                                                                                            [
-                                                                                                                                                                                                [
-                                                                                                                                                                                                    [
-                                                                                                                                                                                                        [
-                                                                                                                                                                                                            [
-                                                                                                                                                                                                                [
-                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                                                    [
-                                                                                                                                                                                                                                                                                        [
-                                                                                                                                                                                                                                                                                            [
-                                                                                                                                                                                                                                                                                                [
-                                                                                                                                                                                                                                                                                                    []
-                                                                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                                ]
-                                                                                                                                                                                                                            ]
-                                                                                                                                                                                                                        ]
-                                                                                                                                                                                                                    ]
-                                                                                                                                                                                                                ]
-                                                                                                                                                                                                            ]
-                                                                                                                                                                                                        ]
-                                                                                                                                                                                                    ]
-                                                                                                                                                                                                ]
-                                                                                                                                                                                            ]
-                                                                                                                                                                                        ]
-                                                                                                                                                                                    ]
-                                                                                                                                                                                ]
-                                                                                                                                                                            ]
-                                                                                                                                                                        ]
-                                                                                                                                                                    ]
-                                                                                                                                                                ]
-                                                                                                                                                            ]
-                                                                                                                                                        ]
-                                                                                                                                                    ]
-                                                                                                                                                ]
-                                                                                                                                            ]
-                                                                                                                                        ]
-                                                                                                                                    ]
-                                                                                                                                ]
-                                                                                                                            ]
-                                                                                                                        ]
-                                                                                                                    ]
-                                                                                                                ]
-                                                                                                            ]
-                                                                                                        ]
-                                                                                                    ]
-                                                                                                ]
-                                                                                            ]
-                                                                                        ]
-                                                                                    ]
-                                                                                ]
-                                                                            ]
-                                                                        ]
-                                                                    ]
-                                                                ]
-                                                            ]
-                                                        ]
-                                                    ]
-                                                ]
-                                            ]
-                                        ]
-                                    ]
-                                ]
-                            ]
-                        ]
-                    },
-                    "geometry": None,
-                }
-            ),
+            _bytes({"type": "Feature", "properties": {"a": _nested(70)}, "geometry": None}),
             "nesting is deeper",
         ),
         (b'{"type": "Point", "coordinates": [NaN, 1]}', "non-finite number (NaN)"),
@@ -226,7 +94,9 @@ def test_null_and_empty_geometries_load_as_null() -> None:
     layer = load(_fc(None, {"type": "Polygon", "coordinates": []}))
     assert [f["geometry"] for f in layer.data["features"]] == [None, None]
     assert layer.report.geometry_types == {"null": 2}
-    assert any("empty Polygon stored as a null geometry" in w for w in layer.report.warnings)
+    empty = layer.report.repair("empty_geometry")
+    assert empty is not None
+    assert (empty.count, empty.feature_indices) == (1, (1,))
     assert layer.report.bbox is None
 
 
@@ -240,7 +110,7 @@ def test_extra_dimensions_are_dropped(position: list[float]) -> None:
 
 
 def test_nan_in_a_dict_is_refused() -> None:
-    with pytest.raises(IntakeError, match=r"coordinates\[1\]: non-finite number \(nan\)"):
+    with pytest.raises(IntakeError, match=r"coordinates\[1\]: non-finite number \(NaN\)"):
         load({"type": "Point", "coordinates": [1.0, float("nan")]})
 
 

@@ -156,7 +156,9 @@ def test_the_application_can_veto(server: str) -> None:
 
 
 def test_http_errors_are_named(server: str) -> None:
-    assert "the server answered 404 Not Found" in _refused(f"{server}/missing.geojson", allowed_networks=LOOPBACK)
+    assert "the server answered 404 Not Found" in _refused(
+        f"{server}/missing.geojson", allowed_networks=LOOPBACK
+    )
 
 
 @pytest.mark.parametrize(

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +12,9 @@ __all__ = ["IntakeReport", "Repair", "profile"]
 _FIRST_INDICES = 5
 _SAMPLE_ROWS = 5
 _SAMPLE_CHARS = 80
+_PROFILE_PROPERTIES = 100
+
+Bbox = tuple[float, float, float, float]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -51,7 +53,7 @@ class IntakeReport:
     geometry_types: Mapping[str, int]
     repairs: tuple[Repair, ...]
     warnings: tuple[str, ...]
-    bbox: tuple[float, float, float, float] | None
+    bbox: Bbox | None
     format: str = "geojson"
     source_crs: str | None = "EPSG:4326"
 
@@ -121,30 +123,39 @@ class _Builder:
             geometry_types=dict(types),
             repairs=repairs,
             warnings=tuple(notes + self.warnings),
-            bbox=_bbox(features),
+            bbox=_extent(f["geometry"] for f in features),
             format=self.format,
             source_crs=self.source_crs,
         )
 
 
-def _bbox(features: list[dict[str, Any]]) -> tuple[float, float, float, float] | None:
-    west = south = math.inf
-    east = north = -math.inf
-    stack: list[Any] = [f["geometry"] for f in features if f["geometry"]]
+def _extent(geometries: Iterable[Mapping[str, Any] | None]) -> Bbox | None:
+    """Return ``(west, south, east, north)`` of clean 2D geometries, or None if none."""
+    xs: list[float] = []
+    ys: list[float] = []
+    stack = [g for g in geometries if g]
     while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.get("geometries", ()))
-            stack.append(item.get("coordinates"))
-        elif isinstance(item, list | tuple):
-            if item and isinstance(item[0], int | float):
-                west, east = min(west, item[0]), max(east, item[0])
-                south, north = min(south, item[1]), max(north, item[1])
-            else:
-                stack.extend(item)
-    if west == math.inf:
+        geom = stack.pop()
+        kind = geom["type"]
+        if kind == "GeometryCollection":
+            stack.extend(geom["geometries"])
+            continue
+        coords = geom["coordinates"]
+        if kind == "Point":
+            xs.append(coords[0])
+            ys.append(coords[1])
+            continue
+        if kind in ("MultiPoint", "LineString"):
+            positions = coords
+        elif kind in ("MultiLineString", "Polygon"):
+            positions = [p for part in coords for p in part]
+        else:
+            positions = [p for polygon in coords for ring in polygon for p in ring]
+        xs.extend(p[0] for p in positions)
+        ys.extend(p[1] for p in positions)
+    if not xs:
         return None
-    return (west, south, east, north)
+    return (min(xs), min(ys), max(xs), max(ys))
 
 
 def _type_name(value: Any) -> str:
@@ -159,10 +170,14 @@ def _type_name(value: Any) -> str:
     return "array" if isinstance(value, list) else "object"
 
 
+def _cut(text: str) -> str:
+    return text if len(text) <= _SAMPLE_CHARS else text[: _SAMPLE_CHARS - 1] + "…"
+
+
 def _sample(value: Any) -> Any:
     if isinstance(value, str):
-        return value if len(value) <= _SAMPLE_CHARS else value[: _SAMPLE_CHARS - 1] + "…"
-    if isinstance(value, list | dict):
+        return _cut(value)
+    if isinstance(value, list | tuple | dict):
         return f"<{_type_name(value)}>"
     return value
 
@@ -170,8 +185,9 @@ def _sample(value: Any) -> Any:
 def profile(data: Mapping[str, Any], report: IntakeReport) -> dict[str, Any]:
     """Describe a loaded layer for a model without handing it the user's text.
 
-    Only the sample rows carry user string values, each cut to 80 characters;
-    everything else is counts, types, ranges and the bbox.
+    Only property names and the sample rows carry user text, each cut to 80 characters;
+    everything else is counts, types, ranges and the bbox. At most the first 100
+    property names are described; ``property_count`` says how many there are.
 
     Args:
         data: The loaded FeatureCollection.
@@ -184,24 +200,31 @@ def profile(data: Mapping[str, Any], report: IntakeReport) -> dict[str, Any]:
     ranges: dict[str, list[float]] = {}
     for feature in data["features"]:
         for name, value in (feature.get("properties") or {}).items():
-            kinds.setdefault(name, set()).add(_type_name(value))
-            if _type_name(value) == "number":
+            kind = _type_name(value)
+            kinds.setdefault(name, set()).add(kind)
+            if kind == "number":
                 low_high = ranges.setdefault(name, [value, value])
                 low_high[0], low_high[1] = min(low_high[0], value), max(low_high[1], value)
+    shown = list(kinds)[:_PROFILE_PROPERTIES]
     properties: dict[str, dict[str, Any]] = {}
-    for name, types in kinds.items():
-        entry: dict[str, Any] = {"types": sorted(types)}
+    for name in shown:
+        # Names cut to the same prefix share one entry, merged.
+        entry = properties.setdefault(_cut(str(name)), {"types": []})
+        entry["types"] = sorted(kinds[name] | set(entry["types"]))
         if name in ranges:
-            entry["min"], entry["max"] = ranges[name]
-        properties[name] = entry
+            low, high = ranges[name]
+            entry["min"] = min(low, entry.get("min", low))
+            entry["max"] = max(high, entry.get("max", high))
+    listed = set(shown)
     samples = [
-        {k: _sample(v) for k, v in (f.get("properties") or {}).items()}
+        {_cut(str(k)): _sample(v) for k, v in (f.get("properties") or {}).items() if k in listed}
         for f in data["features"][:_SAMPLE_ROWS]
     ]
     return {
         "feature_count": report.feature_count,
         "geometry_types": dict(report.geometry_types),
         "bbox": list(report.bbox) if report.bbox else None,
+        "property_count": len(kinds),
         "properties": properties,
         "sample_rows": samples,
         "repairs": {r.kind: r.count for r in report.repairs},

@@ -158,3 +158,10 @@ def test_report_names_format_and_crs_in_json(files: Path) -> None:
     report = load(files / "towns.zip").report
     assert (report.format, report.source_crs) == ("shapefile", "EPSG:3857")
     assert json.loads(json.dumps(report.as_dict()))["source_crs"] == "EPSG:3857"
+
+
+def test_utf16_bytes_without_a_name_are_read_as_json() -> None:
+    raw = json.dumps({"type": "Point", "coordinates": [1, 2]}).encode("utf-16")
+    layer = load(raw)
+    assert layer.data["features"][0]["geometry"]["coordinates"] == [1, 2]
+    assert [r.kind for r in layer.report.repairs] == ["decoded_to_utf8"]

@@ -201,7 +201,9 @@ def _load_data(
         else:
             values = [parse_json(raw, name, notes)]
     for note in notes:
-        if "byte-order mark" in note:
+        if note.startswith("the input was UTF-"):
+            builder.repaired("decoded_to_utf8", -1, note)
+        elif "byte-order mark" in note:
             builder.repaired("bom_stripped", -1, note)
         else:
             builder.warn(note)

@@ -83,6 +83,8 @@ def _by_content(head: bytes) -> str | None:
     for magic, fmt in _MAGIC:
         if head.startswith(magic):
             return fmt
+    if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00")) or head[1:2] == b"\x00":
+        return "json"  # UTF-16/32 text: the JSON reader decodes it or says why not
     text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
     if text.startswith((b"{", b"[")):
         return "json"

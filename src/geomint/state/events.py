@@ -1,0 +1,320 @@
+"""The events of a chat: one tagged union, one JSON adapter, stamped by the store.
+
+Everything a conversation does appends an event: a message, an entry written, a fetch
+made or missed, an analysis, a value or layer minted, a conflict observed, an approval
+asked and answered, a tool that failed. Nothing is updated or deleted in place; the state
+of a chat is a fold over its events (:mod:`geomint.state.workspace`).
+
+Callers build event *bodies* (``EntryWritten(...)``); the store wraps each in an
+:class:`Event` envelope with the chat id, the run id, a sequence number and a timestamp
+it sets itself, so no caller can forge either.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Literal
+
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    TypeAdapter,
+    field_validator,
+    model_validator,
+)
+
+from geomint.provenance import Conflict, EntryVersion, Layer, Provenance, Value
+
+__all__ = [
+    "BODY_ADAPTER",
+    "ENTRY_KINDS",
+    "EVENT_ADAPTER",
+    "AnalysisRecorded",
+    "ApprovalAsked",
+    "ApprovalGiven",
+    "ApprovalRefused",
+    "BlobRef",
+    "ChatCreated",
+    "ChatDeleted",
+    "EntryDisplayChanged",
+    "EntryKind",
+    "EntryWritten",
+    "Event",
+    "EventBody",
+    "FetchMade",
+    "FetchMissed",
+    "LayerMinted",
+    "MessageAdded",
+    "ObservationRecorded",
+    "ToolFailed",
+    "ValueMinted",
+    "is_chat_id",
+]
+
+EntryKind = Literal[
+    "places", "routes", "ranges", "incidents", "geometries", "traffic_area_analytics", "byod"
+]
+#: The kinds of entry a workspace holds, in the order tools list them.
+ENTRY_KINDS: tuple[str, ...] = EntryKind.__args__  # type: ignore[attr-defined]
+
+_CHAT_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+_ENTRY_ID = r"^[a-z_]+-(0|[1-9][0-9]*)$"
+_SHA256 = r"^[0-9a-f]{64}$"
+
+
+def is_chat_id(text: str) -> bool:
+    """Return True when ``text`` is a valid chat id: 1-64 URL-safe characters."""
+    return bool(_CHAT_ID.match(text))
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class BlobRef(BaseModel):
+    """Where an entry version's data is: stored once, by content hash, read on demand.
+
+    Attributes:
+        sha256: Hex SHA-256 of the stored bytes.
+        size: Their length in bytes.
+        media_type: What the bytes are, e.g. ``"application/geo+json"``.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    sha256: str = Field(pattern=_SHA256)
+    size: int = Field(ge=0)
+    media_type: str = "application/geo+json"
+
+
+class ChatCreated(_Body):
+    """The chat began. Its title and order are computed from its messages, not stored."""
+
+    type: Literal["chat_created"] = "chat_created"
+
+
+class MessageAdded(_Body):
+    """A message, with its parts (text, tool calls, tool returns) kept as they were.
+
+    Attributes:
+        message_id: The caller's id for the message, unique within the chat.
+        role: Who wrote it.
+        parts: The message parts, each a JSON object with a ``"kind"`` member.
+    """
+
+    type: Literal["message_added"] = "message_added"
+    message_id: str = Field(min_length=1, max_length=128)
+    role: Literal["user", "assistant", "system"]
+    parts: tuple[dict[str, JsonValue], ...]
+
+    @field_validator("parts")
+    @classmethod
+    def _parts_have_kinds(
+        cls, parts: tuple[dict[str, JsonValue], ...]
+    ) -> tuple[dict[str, JsonValue], ...]:
+        for index, part in enumerate(parts):
+            if not isinstance(part.get("kind"), str):
+                raise ValueError(f"parts[{index}] needs a 'kind' string, e.g. 'text'")
+        return parts
+
+    def text(self) -> str:
+        """Return the message's text parts joined by blank lines."""
+        return "\n\n".join(str(p.get("text", "")) for p in self.parts if p.get("kind") == "text")
+
+
+class EntryWritten(_Body):
+    """A new version of an entry: a fetch, a user upload or an analysis wrote data.
+
+    Attributes:
+        entry_id: ``<kind>-<n>``, numbered per chat and never reused.
+        kind: Which collection the entry belongs to.
+        version: 1 for a new entry, then 2, 3, ... for each rewrite.
+        label: A short name for people, e.g. ``"cafés in Utrecht"``.
+        blob: Where the data is; it is read only when asked for.
+        digest: What a model may read of it: counts, bbox, property names, samples.
+        sources: The provenance of the data.
+        derived_from: The entry versions it was computed from, if any.
+    """
+
+    type: Literal["entry_written"] = "entry_written"
+    entry_id: str = Field(pattern=_ENTRY_ID)
+    kind: EntryKind
+    version: int = Field(ge=1)
+    label: str = Field(min_length=1, max_length=300)
+    blob: BlobRef
+    digest: dict[str, JsonValue] = Field(default_factory=dict)
+    sources: tuple[Provenance, ...] = ()
+    derived_from: tuple[EntryVersion, ...] = ()
+
+    @model_validator(mode="after")
+    def _kind_prefix(self) -> EntryWritten:
+        if self.entry_id.rsplit("-", 1)[0] != self.kind:
+            raise ValueError(
+                f"entry id {self.entry_id!r} does not start with its kind {self.kind!r}"
+            )
+        return self
+
+
+class EntryDisplayChanged(_Body):
+    """What the map shows of an entry changed (shown, hidden, styled, focused)."""
+
+    type: Literal["entry_display_changed"] = "entry_display_changed"
+    entry_id: str = Field(pattern=_ENTRY_ID)
+    visible: bool | None = None
+    style: dict[str, JsonValue] | None = None
+
+
+class FetchMade(_Body):
+    """A tool fetched data from a provider; ``entry_id`` is where it landed, if anywhere."""
+
+    type: Literal["fetch_made"] = "fetch_made"
+    tool: str
+    provider: str
+    request: dict[str, JsonValue] = Field(default_factory=dict)
+    entry_id: str | None = Field(default=None, pattern=_ENTRY_ID)
+    sources: tuple[Provenance, ...] = ()
+
+
+class FetchMissed(_Body):
+    """A fetch that found nothing or failed: a miss is a result, kept with its reason."""
+
+    type: Literal["fetch_missed"] = "fetch_missed"
+    tool: str
+    provider: str
+    request: dict[str, JsonValue] = Field(default_factory=dict)
+    reason: str = Field(min_length=1)
+
+
+class AnalysisRecorded(_Body):
+    """Model-written code ran over entries; what it read, what it minted, how it ended.
+
+    Attributes:
+        analysis_id: ``a<n>`` per chat.
+        code: The code as it ran.
+        code_hash: SHA-256 of the code.
+        inputs: The entry versions it read.
+        values: Ids of the values it minted.
+        layers: Ids of the layers it minted.
+        error: Why it failed, or None.
+        monitored: Re-run when an input entry gets a new version.
+        tracker: Re-run with ``previous`` and ``now`` injected, keeping a history.
+    """
+
+    type: Literal["analysis_recorded"] = "analysis_recorded"
+    analysis_id: str = Field(pattern=r"^a[1-9][0-9]*$")
+    code: str
+    code_hash: str = Field(pattern=_SHA256)
+    inputs: tuple[EntryVersion, ...] = ()
+    values: tuple[str, ...] = ()
+    layers: tuple[str, ...] = ()
+    error: str | None = None
+    monitored: bool = False
+    tracker: bool = False
+
+
+class ValueMinted(_Body):
+    """Code minted a value; its id comes from the chat's ledger."""
+
+    type: Literal["value_minted"] = "value_minted"
+    value: Value
+
+
+class LayerMinted(_Body):
+    """Code minted a layer; its id comes from the chat's ledger."""
+
+    type: Literal["layer_minted"] = "layer_minted"
+    layer: Layer
+
+
+class ObservationRecorded(_Body):
+    """Two minted values disagree; code computed the comparison."""
+
+    type: Literal["observation_recorded"] = "observation_recorded"
+    conflict: Conflict
+
+
+class ApprovalAsked(_Body):
+    """A tool that needs a person's approval is waiting for it."""
+
+    type: Literal["approval_asked"] = "approval_asked"
+    approval_id: str = Field(min_length=1, max_length=128)
+    tool: str
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ApprovalGiven(_Body):
+    """A person approved a waiting tool call."""
+
+    type: Literal["approval_given"] = "approval_given"
+    approval_id: str = Field(min_length=1, max_length=128)
+
+
+class ApprovalRefused(_Body):
+    """A person refused a waiting tool call."""
+
+    type: Literal["approval_refused"] = "approval_refused"
+    approval_id: str = Field(min_length=1, max_length=128)
+    reason: str = ""
+
+
+class ToolFailed(_Body):
+    """A tool call failed; the message is what the model was told."""
+
+    type: Literal["tool_failed"] = "tool_failed"
+    tool: str
+    error: str
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ChatDeleted(_Body):
+    """A tombstone: the chat is gone from listings; data goes when retention runs."""
+
+    type: Literal["chat_deleted"] = "chat_deleted"
+
+
+EventBody = Annotated[
+    ChatCreated
+    | MessageAdded
+    | EntryWritten
+    | EntryDisplayChanged
+    | FetchMade
+    | FetchMissed
+    | AnalysisRecorded
+    | ValueMinted
+    | LayerMinted
+    | ObservationRecorded
+    | ApprovalAsked
+    | ApprovalGiven
+    | ApprovalRefused
+    | ToolFailed
+    | ChatDeleted,
+    Field(discriminator="type"),
+]
+
+
+class Event(BaseModel):
+    """One stored event: the body a caller built, in the envelope the store stamped.
+
+    Attributes:
+        seq: 1, 2, 3, ... per chat, without gaps, assigned by the store.
+        at: When the store appended it (UTC).
+        chat_id: The chat it belongs to.
+        run_id: The agent run (one user turn) that caused it.
+        body: What happened.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    seq: int = Field(ge=1)
+    at: AwareDatetime
+    chat_id: str = Field(pattern=_CHAT_ID.pattern)
+    run_id: str = Field(min_length=1, max_length=128)
+    body: EventBody
+
+
+#: Parses and dumps events; the one JSON adapter for everything persisted.
+EVENT_ADAPTER: TypeAdapter[Event] = TypeAdapter(Event)
+BODY_ADAPTER: TypeAdapter[EventBody] = TypeAdapter(EventBody)

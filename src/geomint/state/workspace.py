@@ -1,0 +1,435 @@
+"""The workspace of one chat, as a pure fold over its events.
+
+:func:`fold` reads events in sequence order and returns a :class:`Workspace`: the chat's
+entries by kind with every version, what the map shows, the analyses (monitored ones and
+trackers among them), the value ledger, conflicts, approvals, misses and failures, and
+the figures a chat list needs (title, last activity). Nothing here touches a store; a
+store keeps a snapshot of a folded workspace so that opening a chat folds only the
+events after it.
+
+A workspace also says what may be appended next (:meth:`Workspace.refusal`): an entry
+version that skips one, a value id already issued, an approval answered twice. The code
+that appends asks first, so the log only ever holds events that fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from datetime import datetime
+from functools import cached_property
+from typing import Any, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
+
+from geomint.provenance import Conflict, Layer, Ledger, Value
+from geomint.state.events import (
+    ENTRY_KINDS,
+    AnalysisRecorded,
+    ApprovalAsked,
+    ApprovalGiven,
+    ApprovalRefused,
+    ChatCreated,
+    ChatDeleted,
+    EntryDisplayChanged,
+    EntryWritten,
+    Event,
+    EventBody,
+    FetchMade,
+    FetchMissed,
+    LayerMinted,
+    MessageAdded,
+    ObservationRecorded,
+    ToolFailed,
+    ValueMinted,
+)
+
+__all__ = ["Approval", "CorruptLogError", "Entry", "Workspace", "fold"]
+
+_TITLE_CHARS = 80
+
+
+class CorruptLogError(ValueError):
+    """The stored events do not fold: one contradicts what came before it."""
+
+
+class Entry(BaseModel):
+    """One entry with every version written, and what the map shows of it.
+
+    Attributes:
+        entry_id: ``<kind>-<n>``.
+        kind: Its collection.
+        versions: Every write, oldest first; ``versions[-1]`` is the latest.
+        visible: Whether the map shows it.
+        style: Display style set for it, if any.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    entry_id: str
+    kind: str
+    versions: tuple[EntryWritten, ...]
+    visible: bool = True
+    style: dict[str, Any] | None = None
+
+    @property
+    def latest(self) -> EntryWritten:
+        """The newest version."""
+        return self.versions[-1]
+
+    @property
+    def version(self) -> int:
+        """The newest version number."""
+        return self.versions[-1].version
+
+
+class Approval(BaseModel):
+    """A tool call waiting for, or answered by, a person."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    asked: ApprovalAsked
+    answer: Literal["pending", "given", "refused"] = "pending"
+    reason: str = ""
+
+
+class Workspace(BaseModel):
+    """Everything one chat has gathered, folded from its events.
+
+    Attributes:
+        chat_id: The chat.
+        last_seq: The sequence number of the last event folded in (0 for none).
+        created_at: When the chat's first event was appended.
+        updated_at: When its last event was appended.
+        deleted: Whether a tombstone was appended.
+        title: The chat's first user question, cut to 80 characters.
+        message_count: Messages in the chat.
+        last_message_at: When the newest message was added (the chat list's order).
+        entries: Every entry by id, in the order they were first written.
+        analyses: Every analysis by id.
+        values: Every value minted, in id order.
+        layers: Every layer minted, in id order.
+        observations: Conflicts recorded between values.
+        approvals: Approvals by id.
+        fetches: How many fetches were made.
+        misses: The fetches that missed, with their reasons.
+        failures: The tool calls that failed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    chat_id: str
+    last_seq: int = 0
+    created_at: AwareDatetime | None = None
+    updated_at: AwareDatetime | None = None
+    deleted: bool = False
+    title: str | None = None
+    message_count: int = 0
+    last_message_at: AwareDatetime | None = None
+    entries: dict[str, Entry] = Field(default_factory=dict)
+    analyses: dict[str, AnalysisRecorded] = Field(default_factory=dict)
+    values: tuple[Value, ...] = ()
+    layers: tuple[Layer, ...] = ()
+    observations: tuple[Conflict, ...] = ()
+    approvals: dict[str, Approval] = Field(default_factory=dict)
+    fetches: int = 0
+    misses: tuple[FetchMissed, ...] = ()
+    failures: tuple[ToolFailed, ...] = ()
+
+    # -- entries by kind ---------------------------------------------------------------
+
+    def of_kind(self, kind: str) -> tuple[Entry, ...]:
+        """Return the entries of one kind, in the order they were first written."""
+        if kind not in ENTRY_KINDS:
+            raise ValueError(f"unknown entry kind {kind!r}; kinds are {', '.join(ENTRY_KINDS)}")
+        return tuple(e for e in self.entries.values() if e.kind == kind)
+
+    @property
+    def places(self) -> tuple[Entry, ...]:
+        """Point layers from place searches."""
+        return self.of_kind("places")
+
+    @property
+    def routes(self) -> tuple[Entry, ...]:
+        """Routes."""
+        return self.of_kind("routes")
+
+    @property
+    def ranges(self) -> tuple[Entry, ...]:
+        """Reachable-area polygons."""
+        return self.of_kind("ranges")
+
+    @property
+    def incidents(self) -> tuple[Entry, ...]:
+        """Traffic incidents."""
+        return self.of_kind("incidents")
+
+    @property
+    def geometries(self) -> tuple[Entry, ...]:
+        """Boundaries and other polygons."""
+        return self.of_kind("geometries")
+
+    @property
+    def traffic_area_analytics(self) -> tuple[Entry, ...]:
+        """Traffic analytics tiles."""
+        return self.of_kind("traffic_area_analytics")
+
+    @property
+    def byod(self) -> tuple[Entry, ...]:
+        """Data the user brought."""
+        return self.of_kind("byod")
+
+    def next_entry_id(self, kind: str) -> str:
+        """The id a new entry of ``kind`` takes: ids are never reused within a chat."""
+        numbers = [int(e.entry_id.rsplit("-", 1)[1]) for e in self.of_kind(kind)]
+        return f"{kind}-{max(numbers, default=0) + 1}"
+
+    # -- analyses, the ledger ------------------------------------------------------------
+
+    @property
+    def monitored(self) -> tuple[AnalysisRecorded, ...]:
+        """Analyses that re-run when an input entry gets a new version."""
+        return tuple(a for a in self.analyses.values() if a.monitored)
+
+    @property
+    def trackers(self) -> tuple[AnalysisRecorded, ...]:
+        """Analyses that re-run with ``previous`` and ``now``, keeping a history."""
+        return tuple(a for a in self.analyses.values() if a.tracker)
+
+    def next_analysis_id(self) -> str:
+        """The id the next analysis takes."""
+        return f"a{len(self.analyses) + 1}"
+
+    @cached_property
+    def ledger(self) -> Ledger:
+        """The chat's value ledger: what may be cited, and the next ids."""
+        return Ledger.from_records(self.values, self.layers)
+
+    @property
+    def manifest(self) -> Mapping[str, Layer]:
+        """The latest write per layer id."""
+        return {layer.id: layer for layer in self.layers}
+
+    @property
+    def pending_approvals(self) -> tuple[Approval, ...]:
+        """Approvals no one has answered yet."""
+        return tuple(a for a in self.approvals.values() if a.answer == "pending")
+
+    # -- what may come next --------------------------------------------------------------
+
+    def refusal(self, body: EventBody) -> str | None:
+        """Say why ``body`` cannot be appended to this chat now, or None when it can."""
+        if self.deleted:
+            return f"chat {self.chat_id!r} was deleted"
+        if isinstance(body, EntryWritten):
+            entry = self.entries.get(body.entry_id)
+            expected = 1 if entry is None else entry.version + 1
+            if body.version != expected:
+                return (
+                    f"{body.entry_id} version {body.version} cannot follow "
+                    f"{'nothing' if entry is None else f'version {entry.version}'}; "
+                    f"write version {expected}"
+                )
+        elif isinstance(body, EntryDisplayChanged):
+            if body.entry_id not in self.entries:
+                return f"no entry {body.entry_id!r} in this chat"
+        elif isinstance(body, AnalysisRecorded):
+            if body.analysis_id in self.analyses:
+                return f"analysis {body.analysis_id} was already recorded"
+        elif isinstance(body, ValueMinted | LayerMinted):
+            record = body.value if isinstance(body, ValueMinted) else body.layer
+            try:
+                self.ledger.apply(record)
+            except ValueError as exc:
+                return str(exc)
+        elif isinstance(body, ObservationRecorded):
+            for value_id in (body.conflict.a.id, body.conflict.b.id):
+                if value_id not in self.ledger:
+                    return f"{value_id} was never minted in this chat"
+        elif isinstance(body, ApprovalAsked):
+            if body.approval_id in self.approvals:
+                return f"approval {body.approval_id!r} was already asked"
+        elif isinstance(body, ApprovalGiven | ApprovalRefused):
+            approval = self.approvals.get(body.approval_id)
+            if approval is None:
+                return f"no approval {body.approval_id!r} was asked in this chat"
+            if approval.answer != "pending":
+                return f"approval {body.approval_id!r} was already {approval.answer}"
+        return None
+
+
+class _Fold:
+    """The mutable accumulator :func:`fold` uses; frozen into a Workspace at the end."""
+
+    def __init__(self, start: Workspace) -> None:
+        self.data: dict[str, Any] = {name: getattr(start, name) for name in Workspace.model_fields}
+        self.entries: dict[str, Entry] = dict(start.entries)
+        self.analyses = dict(start.analyses)
+        self.approvals = dict(start.approvals)
+        self.values = list(start.values)
+        self.layers = list(start.layers)
+        self.observations = list(start.observations)
+        self.misses = list(start.misses)
+        self.failures = list(start.failures)
+
+    def apply(self, event: Event) -> None:
+        data = self.data
+        if event.chat_id != data["chat_id"]:
+            raise CorruptLogError(
+                f"event {event.seq} belongs to chat {event.chat_id!r}, not {data['chat_id']!r}"
+            )
+        if event.seq != data["last_seq"] + 1:
+            raise CorruptLogError(
+                f"event {event.seq} follows event {data['last_seq']}: the log has a gap"
+            )
+        data["last_seq"] = event.seq
+        data["created_at"] = data["created_at"] or event.at
+        data["updated_at"] = event.at
+        body = event.body
+        handler = _HANDLERS.get(type(body))
+        if handler is not None:
+            handler(self, body, event.at)
+
+    def finish(self) -> Workspace:
+        self.data.update(
+            entries=self.entries,
+            analyses=self.analyses,
+            approvals=self.approvals,
+            values=tuple(self.values),
+            layers=tuple(self.layers),
+            observations=tuple(self.observations),
+            misses=tuple(self.misses),
+            failures=tuple(self.failures),
+        )
+        # Every part was validated when its event was parsed: build without re-validating.
+        return Workspace.model_construct(**self.data)
+
+    # -- one method per event type -------------------------------------------------------
+
+    def message(self, body: MessageAdded, at: datetime) -> None:
+        self.data["message_count"] += 1
+        self.data["last_message_at"] = at
+        if self.data["title"] is None and body.role == "user":
+            text = " ".join(body.text().split())
+            if text:
+                cut = text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
+                self.data["title"] = cut
+
+    def entry(self, body: EntryWritten, _: datetime) -> None:
+        entry = self.entries.get(body.entry_id)
+        expected = 1 if entry is None else entry.version + 1
+        if body.version != expected:
+            raise CorruptLogError(
+                f"{body.entry_id} version {body.version} where version {expected} was due"
+            )
+        if entry is None:
+            self.entries[body.entry_id] = Entry.model_construct(
+                entry_id=body.entry_id, kind=body.kind, versions=(body,), visible=True, style=None
+            )
+        else:
+            self.entries[body.entry_id] = entry.model_copy(
+                update={"versions": (*entry.versions, body)}
+            )
+
+    def display(self, body: EntryDisplayChanged, _: datetime) -> None:
+        entry = self.entries.get(body.entry_id)
+        if entry is None:
+            raise CorruptLogError(f"display change for {body.entry_id}, which was never written")
+        update: dict[str, Any] = {}
+        if body.visible is not None:
+            update["visible"] = body.visible
+        if body.style is not None:
+            update["style"] = body.style
+        self.entries[body.entry_id] = entry.model_copy(update=update)
+
+    def fetch(self, _: FetchMade, __: datetime) -> None:
+        self.data["fetches"] += 1
+
+    def miss(self, body: FetchMissed, _: datetime) -> None:
+        self.data["fetches"] += 1
+        self.misses.append(body)
+
+    def analysis(self, body: AnalysisRecorded, _: datetime) -> None:
+        if body.analysis_id in self.analyses:
+            raise CorruptLogError(f"analysis {body.analysis_id} recorded twice")
+        self.analyses[body.analysis_id] = body
+
+    def value(self, body: ValueMinted, _: datetime) -> None:
+        self._check_new(body.value.id, self.values)
+        self.values.append(body.value)
+
+    def layer(self, body: LayerMinted, _: datetime) -> None:
+        self._check_new(body.layer.id, self.layers)
+        self.layers.append(body.layer)
+
+    @staticmethod
+    def _check_new(record_id: str, minted: list[Value] | list[Layer]) -> None:
+        last = int(minted[-1].id[1:]) if minted else 0
+        if int(record_id[1:]) <= last:
+            raise CorruptLogError(f"{record_id} minted after {minted[-1].id}: ids only grow")
+
+    def observation(self, body: ObservationRecorded, _: datetime) -> None:
+        self.observations.append(body.conflict)
+
+    def asked(self, body: ApprovalAsked, _: datetime) -> None:
+        self.approvals[body.approval_id] = Approval.model_construct(
+            asked=body, answer="pending", reason=""
+        )
+
+    def answered(self, body: ApprovalGiven | ApprovalRefused, _: datetime) -> None:
+        approval = self.approvals.get(body.approval_id)
+        if approval is None or approval.answer != "pending":
+            raise CorruptLogError(f"approval {body.approval_id!r} answered out of turn")
+        refused = isinstance(body, ApprovalRefused)
+        self.approvals[body.approval_id] = approval.model_copy(
+            update={
+                "answer": "refused" if refused else "given",
+                "reason": body.reason if isinstance(body, ApprovalRefused) else "",
+            }
+        )
+
+    def failed(self, body: ToolFailed, _: datetime) -> None:
+        self.failures.append(body)
+
+    def created(self, _: ChatCreated, __: datetime) -> None:
+        pass
+
+    def deleted(self, _: ChatDeleted, __: datetime) -> None:
+        self.data["deleted"] = True
+
+
+_HANDLERS: dict[type, Any] = {
+    ChatCreated: _Fold.created,
+    MessageAdded: _Fold.message,
+    EntryWritten: _Fold.entry,
+    EntryDisplayChanged: _Fold.display,
+    FetchMade: _Fold.fetch,
+    FetchMissed: _Fold.miss,
+    AnalysisRecorded: _Fold.analysis,
+    ValueMinted: _Fold.value,
+    LayerMinted: _Fold.layer,
+    ObservationRecorded: _Fold.observation,
+    ApprovalAsked: _Fold.asked,
+    ApprovalGiven: _Fold.answered,
+    ApprovalRefused: _Fold.answered,
+    ToolFailed: _Fold.failed,
+    ChatDeleted: _Fold.deleted,
+}
+
+
+def fold(events: Iterable[Event], start: Workspace | str) -> Workspace:
+    """Fold events, in sequence order, onto a workspace.
+
+    Args:
+        events: The chat's events after ``start.last_seq``, oldest first.
+        start: A workspace to continue (a snapshot), or a chat id to start from empty.
+
+    Returns:
+        The new workspace; ``start`` is unchanged.
+
+    Raises:
+        CorruptLogError: An event does not follow from the ones before it.
+    """
+    accumulator = _Fold(Workspace(chat_id=start) if isinstance(start, str) else start)
+    for event in events:
+        accumulator.apply(event)
+    return accumulator.finish()

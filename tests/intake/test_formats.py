@@ -165,3 +165,15 @@ def test_utf16_bytes_without_a_name_are_read_as_json() -> None:
     layer = load(raw)
     assert layer.data["features"][0]["geometry"]["coordinates"] == [1, 2]
     assert [r.kind for r in layer.report.repairs] == ["decoded_to_utf8"]
+
+
+def test_property_numbers_keep_fifteen_significant_digits(tmp_path: Path) -> None:
+    frame = gpd.GeoDataFrame(
+        {"x": [1234.56789012345, 0.000123456789012345]},
+        geometry=[shapely.Point(1, 2), shapely.Point(3, 4)],
+        crs=4326,
+    )
+    frame.to_file(tmp_path / "precise.gpkg")
+    for source in (frame, tmp_path / "precise.gpkg"):
+        got = [f["properties"]["x"] for f in load(source).data["features"]]
+        assert got == [1234.56789012345, 0.000123456789012345]

@@ -7,6 +7,7 @@ that says what is wrong, where, and what to do. What it repaired on the way is i
 
 from __future__ import annotations
 
+import json
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -15,6 +16,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from geomint.intake._confined import Converted, convert_confined
+from geomint.intake._convert import columns_rows_shapes
 from geomint.intake._parse import parse_json, parse_lines
 from geomint.intake.errors import IntakeError
 from geomint.intake.formats import BINARY, sniff
@@ -66,6 +68,17 @@ def _in_memory(source: Any) -> Any:
     crs = getattr(source, "crs", None)
     if to_crs is not None and crs is not None and crs.to_epsg() != 4326:
         source = to_crs(4326)
+    if to_crs is not None and hasattr(source, "geometry") and hasattr(source, "columns"):
+        # A GeoDataFrame: pandas and shapely write its rows and geometries in C, far
+        # faster than its __geo_interface__, which builds a dict and a bbox per feature.
+        columns, rows, shapes = columns_rows_shapes(source)
+        return {
+            "type": "FeatureCollection",
+            "features": [
+                {"type": "Feature", "properties": dict(zip(columns, r, strict=True)), "geometry": g}
+                for r, g in zip(json.loads(rows), json.loads(shapes), strict=True)
+            ],
+        }
     interface = getattr(source, "__geo_interface__", None)
     if interface is None:
         raise IntakeError(

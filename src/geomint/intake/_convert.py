@@ -26,7 +26,7 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-__all__ = ["ConvertError", "convert"]
+__all__ = ["ConvertError", "columns_rows_shapes", "convert"]
 
 _CLONE_NEWUSER = 0x10000000
 _CLONE_NEWNET = 0x40000000
@@ -248,7 +248,7 @@ def _to_wgs84(frame: Any) -> tuple[Any, str | None, list[str]]:
     return reprojected, name, notes
 
 
-def _columns_rows_shapes(frame: Any) -> tuple[list[str], str, str]:
+def columns_rows_shapes(frame: Any) -> tuple[list[str], str, str]:
     """The layer as its column names, its rows and its geometries, each one JSON text.
 
     Everything here is vectorised (pandas writes the rows in C, with NaN as null and
@@ -260,7 +260,9 @@ def _columns_rows_shapes(frame: Any) -> tuple[list[str], str, str]:
     properties = frame.drop(columns=frame.geometry.name)
     columns = [str(c) for c in properties.columns]
     rows = (
-        properties.to_json(orient="values", date_format="iso", default_handler=str)
+        properties.to_json(
+            orient="values", date_format="iso", default_handler=str, double_precision=15
+        )
         if columns
         else "[" + ",".join(["[]"] * len(frame)) + "]"
     )
@@ -276,7 +278,7 @@ def convert(request: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
         path, fmt, request.get("layer"), Path(request["scratch"]), int(request["max_bytes"])
     )
     frame, crs, notes = _to_wgs84(frame)
-    columns, rows, shapes = _columns_rows_shapes(frame)
+    columns, rows, shapes = columns_rows_shapes(frame)
     meta = {"crs": crs, "layers": [n for n in layers if n], "notes": notes, "columns": columns}
     return meta, rows, shapes
 

@@ -175,7 +175,7 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
         ]
     properties = frame.drop(columns=geometry_columns)
     records = (
-        json.loads(properties.to_json(orient="records", date_format="iso"))
+        json.loads(properties.to_json(orient="records", date_format="iso", double_precision=15))
         if len(properties.columns)
         else [{} for _ in range(len(frame))]
     )

@@ -18,6 +18,7 @@ from urllib.parse import urlsplit
 from geomint.intake._confined import Converted, convert_confined
 from geomint.intake._convert import columns_rows_shapes
 from geomint.intake._parse import parse_json, parse_lines
+from geomint.intake._table_json import records
 from geomint.intake.errors import IntakeError
 from geomint.intake.formats import BINARY, sniff
 from geomint.intake.geojson import normalise
@@ -71,12 +72,13 @@ def _in_memory(source: Any) -> Any:
     if to_crs is not None and hasattr(source, "geometry") and hasattr(source, "columns"):
         # A GeoDataFrame: pandas and shapely write its rows and geometries in C, far
         # faster than its __geo_interface__, which builds a dict and a bbox per feature.
-        columns, rows, shapes = columns_rows_shapes(source)
+        (columns, rows, float_columns, floats), shapes = columns_rows_shapes(source)
+        properties = records(columns, json.loads(rows), float_columns, json.loads(floats))
         return {
             "type": "FeatureCollection",
             "features": [
-                {"type": "Feature", "properties": dict(zip(columns, r, strict=True)), "geometry": g}
-                for r, g in zip(json.loads(rows), json.loads(shapes), strict=True)
+                {"type": "Feature", "properties": p, "geometry": g}
+                for p, g in zip(properties, json.loads(shapes), strict=True)
             ],
         }
     interface = getattr(source, "__geo_interface__", None)
@@ -203,8 +205,9 @@ def _load_data(
         for note in converted.notes:
             builder.warn(note)
         rows = parse_json(converted.rows, name, notes)
+        floats = parse_json(converted.floats, name, notes)
         shapes = parse_json(converted.geometries, name, notes)
-        values = [converted.feature_collection(rows, shapes, name)]
+        values = [converted.feature_collection(rows, floats, shapes, name)]
     else:
         raw = data.read_bytes() if isinstance(data, Path) else data
         if fmt == "csv":

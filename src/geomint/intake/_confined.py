@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from geomint.intake._table_json import records
 from geomint.intake.errors import IntakeError
 
 __all__ = ["Converted", "convert_confined"]
@@ -25,42 +26,37 @@ _MEMORY_PER_INPUT_BYTE = 40
 class Converted:
     """What the child produced: the layer as JSON texts, and what it learned on the way."""
 
-    columns: tuple[str, ...]
+    columns: list[str]
+    float_columns: list[str]
     rows: bytes
+    floats: bytes
     geometries: bytes
     crs: str | None
     layers: tuple[str, ...]
     notes: tuple[str, ...]
 
-    def feature_collection(self, rows: Any, geometries: Any, source: str) -> dict[str, Any]:
-        """Zip the parsed rows and geometries into a FeatureCollection dict.
+    def feature_collection(
+        self, rows: Any, floats: Any, geometries: Any, source: str
+    ) -> dict[str, Any]:
+        """Zip the parsed parts into a FeatureCollection dict.
 
         The child is confined because its input is hostile, so its output is checked
         for shape here rather than trusted.
         """
-        width = len(self.columns)
-        if (
-            not isinstance(rows, list)
-            or not isinstance(geometries, list)
-            or len(rows) != len(geometries)
-            or not all(isinstance(r, list) and len(r) == width for r in rows)
-        ):
+        try:
+            if not isinstance(geometries, list) or len(geometries) != len(rows):
+                raise ValueError("geometries do not match the rows")
+            properties = records(self.columns, rows, self.float_columns, floats)
+        except (TypeError, ValueError):
             raise IntakeError(
-                [
-                    "the reader returned rows and geometries that do not match; "
-                    "the file may be corrupt"
-                ],
+                ["the reader returned parts that do not fit together; the file may be corrupt"],
                 source=source,
-            )
+            ) from None
         return {
             "type": "FeatureCollection",
             "features": [
-                {
-                    "type": "Feature",
-                    "properties": dict(zip(self.columns, r, strict=True)),
-                    "geometry": g,
-                }
-                for r, g in zip(rows, geometries, strict=True)
+                {"type": "Feature", "properties": p, "geometry": g}
+                for p, g in zip(properties, geometries, strict=True)
             ],
         }
 
@@ -111,7 +107,8 @@ def convert_confined(
 
 def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb: int) -> Converted:
     head, _, body = done.stdout.partition(b"\n")
-    rows, _, geometries = body.partition(b"\n")
+    rows, _, body = body.partition(b"\n")
+    floats, _, geometries = body.partition(b"\n")
     if done.returncode != 0 or not head:
         raise IntakeError([_crash_text(done, memory_mb)], source=source)
     meta = json.loads(head)
@@ -123,8 +120,10 @@ def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb:
             )
         raise IntakeError([meta["error"]], source=source)
     return Converted(
-        columns=tuple(meta["columns"]),
+        columns=list(meta["columns"]),
+        float_columns=list(meta["float_columns"]),
         rows=rows,
+        floats=floats,
         geometries=geometries.removesuffix(b"\n"),
         crs=meta["crs"],
         layers=tuple(meta["layers"]),

@@ -8,8 +8,8 @@ the file the child caps its own address space, CPU time, open files and file wri
 where the kernel allows, leaves the network behind in a fresh namespace. A crash or a
 runaway parse costs the child, never the application.
 
-What it writes to stdout: three JSON lines, the metadata (the source CRS, the layers read,
-the notes, the column names), the rows and the geometries; or one JSON line
+What it writes to stdout: four JSON lines, the metadata (the source CRS, the layers read,
+the notes, the column names), the rows, the float columns and the geometries; or one JSON line
 ``{"error": ...}`` for a file it understood well enough to refuse. The parent parses them
 strictly, zips them into features and validates those exactly like a user's own GeoJSON,
 so there is one path to trust.
@@ -25,6 +25,8 @@ import sys
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
+
+from geomint.intake._table_json import TableJSON, table_json
 
 __all__ = ["ConvertError", "columns_rows_shapes", "convert"]
 
@@ -248,39 +250,36 @@ def _to_wgs84(frame: Any) -> tuple[Any, str | None, list[str]]:
     return reprojected, name, notes
 
 
-def columns_rows_shapes(frame: Any) -> tuple[list[str], str, str]:
-    """The layer as its column names, its rows and its geometries, each one JSON text.
+def columns_rows_shapes(frame: Any) -> tuple[TableJSON, str]:
+    """The layer's properties (see :func:`table_json`) and geometries, as JSON texts.
 
-    Everything here is vectorised (pandas writes the rows in C, with NaN as null and
-    datetimes as ISO 8601; shapely writes the geometries); the parent zips them into
-    features, which costs far less than writing one Feature object at a time.
+    Everything here is vectorised; the parent zips the parts into features, which costs
+    far less than writing one Feature object at a time.
     """
     import shapely  # noqa: PLC0415
 
-    properties = frame.drop(columns=frame.geometry.name)
-    columns = [str(c) for c in properties.columns]
-    rows = (
-        properties.to_json(
-            orient="values", date_format="iso", default_handler=str, double_precision=15
-        )
-        if columns
-        else "[" + ",".join(["[]"] * len(frame)) + "]"
-    )
+    table = table_json(frame.drop(columns=frame.geometry.name))
     shapes = shapely.to_geojson(frame.geometry.array)
-    return columns, rows, "[" + ",".join(s or "null" for s in shapes.tolist()) + "]"
+    return table, "[" + ",".join(s or "null" for s in shapes.tolist()) + "]"
 
 
-def convert(request: dict[str, Any]) -> tuple[dict[str, Any], str, str]:
-    """Convert the file a request names; return the metadata, rows and geometries."""
+def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """Convert the file a request names; return the metadata and three JSON texts."""
     path = Path(request["path"])
     fmt = request["format"]
     frame, layers = _read_frame(
         path, fmt, request.get("layer"), Path(request["scratch"]), int(request["max_bytes"])
     )
     frame, crs, notes = _to_wgs84(frame)
-    columns, rows, shapes = columns_rows_shapes(frame)
-    meta = {"crs": crs, "layers": [n for n in layers if n], "notes": notes, "columns": columns}
-    return meta, rows, shapes
+    (columns, rows, float_columns, floats), shapes = columns_rows_shapes(frame)
+    meta = {
+        "crs": crs,
+        "layers": [n for n in layers if n],
+        "notes": notes,
+        "columns": columns,
+        "float_columns": float_columns,
+    }
+    return meta, [rows, floats, shapes]
 
 
 def main() -> int:
@@ -289,14 +288,14 @@ def main() -> int:
     _isolate(request)
     out = sys.stdout.buffer
     try:
-        meta, rows, shapes = convert(request)
+        meta, texts = convert(request)
     except ConvertError as exc:
         out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
         return 0
     except MemoryError:
         out.write(json.dumps({"error": "memory"}).encode() + b"\n")
         return 0
-    for text in (json.dumps(meta), rows, shapes):
+    for text in (json.dumps(meta), *texts):
         out.write(text.encode("utf-8", "surrogatepass") + b"\n")
     return 0
 

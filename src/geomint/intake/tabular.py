@@ -13,6 +13,7 @@ import json
 import warnings
 from typing import Any
 
+from geomint.intake._table_json import records, table_json
 from geomint.intake.errors import IntakeError
 
 __all__ = ["read_csv"]
@@ -174,13 +175,10 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
             for g, v in zip(shapely.to_geojson(shapes).tolist(), values, strict=True)
         ]
     properties = frame.drop(columns=geometry_columns)
-    records = (
-        json.loads(properties.to_json(orient="records", date_format="iso", double_precision=15))
-        if len(properties.columns)
-        else [{} for _ in range(len(frame))]
-    )
+    columns, rows, float_columns, floats = table_json(properties)
+    rows_of = records(columns, json.loads(rows), float_columns, json.loads(floats))
     features = [
         {"type": "Feature", "properties": props, "geometry": geom}
-        for props, geom in zip(records, geometries, strict=True)
+        for props, geom in zip(rows_of, geometries, strict=True)
     ]
     return {"type": "FeatureCollection", "features": features}

@@ -43,3 +43,12 @@ def restricted() -> Iterator[Sandbox]:
 def any_mode(request: pytest.FixtureRequest) -> Iterator[Sandbox]:
     """Each mode in turn, for behaviour that must not depend on the mode."""
     yield from _started(request.param)
+
+
+@pytest.fixture(autouse=True)
+def _no_real_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Keep every test out of the user's real geomint folder and store."""
+    monkeypatch.setenv("GEOMINT_HOME", str(tmp_path_factory.mktemp("geomint-home")))
+    monkeypatch.delenv("GEOMINT_STORE", raising=False)

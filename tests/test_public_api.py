@@ -26,3 +26,33 @@ def test_sandbox_result_fields() -> None:
     fields = set(geomint.sandbox.SandboxResult.__dataclass_fields__)
     assert {"ok", "value", "error", "hint", "violations", "figures", "layers", "stdout",
             "duration_ms", "mode"} <= fields  # fmt: skip
+
+
+def test_state_and_store_exports() -> None:
+    import geomint.state
+    import geomint.store
+
+    assert sorted(geomint.store.__all__) == sorted([
+        "EXPORT_FORMAT", "ChatSummary", "Chats", "ConcurrentAppendError", "CorruptStoreError",
+        "MemoryStore", "NoSuchChatError", "RefusedEventError", "SQLiteStore",
+        "SchemaTooNewError", "Store", "StoreError", "StoreUnavailableError", "default_path",
+        "open_store",
+    ])  # fmt: skip
+    assert {"Event", "EventBody", "Workspace", "fold", "EVENT_ADAPTER"} <= set(
+        geomint.state.__all__
+    )
+    for module in (geomint.state, geomint.store):
+        for name in module.__all__:
+            assert getattr(module, name) is not None
+
+
+def test_intake_exports() -> None:
+    import geomint.intake
+
+    assert sorted(geomint.intake.__all__) == [
+        "IntakeError",
+        "IntakeReport",
+        "Layer",
+        "Repair",
+        "load",
+    ]

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geomint._commands import chats as chats_commands
 from geomint.errors import SandboxUnavailableError, UsageError
 
 __all__ = ["app"]
@@ -19,6 +20,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+
+
+app.add_typer(chats_commands.app, name="chats")
 
 
 @app.callback()

@@ -1,0 +1,1 @@
+"""Command groups of the ``geomint`` command line, one module each."""

@@ -1,0 +1,170 @@
+"""``geomint chats``: list, show, export and import the chats in a store."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Annotated, Any, NoReturn
+
+import typer
+
+from geomint.state import (
+    AnalysisRecorded,
+    ApprovalAsked,
+    ApprovalGiven,
+    ApprovalRefused,
+    EntryDisplayChanged,
+    EntryWritten,
+    Event,
+    EventBody,
+    FetchMade,
+    FetchMissed,
+    LayerMinted,
+    MessageAdded,
+    ObservationRecorded,
+    ToolFailed,
+    ValueMinted,
+)
+from geomint.store import Chats, NoSuchChatError, StoreError, open_store
+
+__all__ = ["app"]
+
+app = typer.Typer(help="The chats in a store: list, show, export, import.", no_args_is_help=True)
+
+StoreOption = Annotated[
+    str | None,
+    typer.Option(
+        "--store",
+        help="A SQLite path, sqlite:///path, memory: or a postgresql:// URL "
+        "(default: $GEOMINT_STORE, else the default SQLite file).",
+    ),
+]
+
+
+def _chats(store: str | None) -> Chats:
+    try:
+        return Chats(open_store(store or os.environ.get("GEOMINT_STORE") or None))
+    except StoreError as exc:
+        _fail(str(exc))
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"geomint: {message}", err=True)
+    raise typer.Exit(2)
+
+
+@app.command("list")
+def list_chats(
+    store: StoreOption = None,
+    all_: Annotated[bool, typer.Option("--all", help="Include deleted chats.")] = False,
+) -> None:
+    """List chats, newest message first."""
+    chats = _chats(store)
+    rows = chats.list_chats(include_deleted=all_)
+    if not rows:
+        typer.echo("no chats")
+    for row in rows:
+        when = row.last_message_at or row.created_at
+        stamp = when.strftime("%Y-%m-%d %H:%M") if when else "-"
+        typer.echo(f"{row.chat_id}  {stamp}  {row.message_count:>3} messages  {row.title or ''}")
+    chats.store.close()
+
+
+@app.command("show")
+def show(
+    chat_id: Annotated[str, typer.Argument(help="The chat to show.")],
+    store: StoreOption = None,
+    run: Annotated[str | None, typer.Option("--run", help="Only this run's events.")] = None,
+) -> None:
+    """Print a chat's trace: its events in order, one readable line each."""
+    chats = _chats(store)
+    events = chats.trace(chat_id, run)
+    if not events:
+        _fail(f"no chat {chat_id!r} in this store")
+    for event in events:
+        typer.echo(describe(event))
+    chats.store.close()
+
+
+@app.command("export")
+def export(
+    chat_id: Annotated[str, typer.Argument(help="The chat to export.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The JSON file to write.")],
+    store: StoreOption = None,
+) -> None:
+    """Write a chat's events and data to a JSON file that `chats import` restores."""
+    chats = _chats(store)
+    try:
+        data = chats.export(chat_id)
+    except NoSuchChatError as exc:
+        _fail(str(exc))
+    output.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    typer.echo(f"exported {len(data['events'])} events of {chat_id} to {output}")
+    chats.store.close()
+
+
+@app.command("import")
+def import_(
+    file: Annotated[Path, typer.Argument(help="A file written by `chats export`.")],
+    store: StoreOption = None,
+    as_id: Annotated[str | None, typer.Option("--as", help="Store it under this id.")] = None,
+) -> None:
+    """Restore an exported chat exactly, under its own id or --as another."""
+    chats = _chats(store)
+    try:
+        data: Any = json.loads(file.read_text(encoding="utf-8"))
+        chat_id = chats.import_(data, chat_id=as_id)
+    except (OSError, ValueError) as exc:
+        _fail(f"{file}: {exc}")
+    typer.echo(f"imported {chat_id}")
+    chats.store.close()
+
+
+def describe(event: Event) -> str:
+    """One readable line for an event of a trace."""
+    body = event.body
+    head = f"{event.seq:>5}  {event.at:%Y-%m-%d %H:%M:%S}  {event.run_id:<12}  {body.type:<22}"
+    return head + _detail(body)
+
+
+def _detail(body: EventBody) -> str:
+    match body:
+        case MessageAdded():
+            return f"{body.role}: {_cut(body.text())}"
+        case EntryWritten():
+            return f"{body.entry_id} v{body.version} {body.label!r} ({body.blob.size:,} bytes)"
+        case EntryDisplayChanged():
+            return f"{body.entry_id} visible={body.visible}"
+        case FetchMade():
+            return f"{body.tool} via {body.provider} -> {body.entry_id or 'nothing stored'}"
+        case FetchMissed():
+            return f"{body.tool} via {body.provider}: {_cut(body.reason)}"
+        case AnalysisRecorded():
+            read = ", ".join(f"{i.entry_id}@{i.version}" for i in body.inputs) or "nothing"
+            minted = ", ".join(body.values + body.layers) or "nothing"
+            failed = f"; failed: {_cut(body.error)}" if body.error else ""
+            return f"{body.analysis_id} read {read}, minted {minted}{failed}"
+        case ValueMinted():
+            unit = f" {body.value.unit}" if body.value.unit else ""
+            return f"{body.value.id} {body.value.label!r} = {body.value.value}{unit}"
+        case LayerMinted():
+            layer = body.layer
+            return f"{layer.id} {layer.label!r} ({layer.feature_count} features)"
+        case ObservationRecorded():
+            conflict = body.conflict
+            return f"{conflict.a.id} vs {conflict.b.id}: {_cut(conflict.reason)}"
+        case ApprovalAsked():
+            return f"{body.approval_id} for {body.tool}"
+        case ApprovalGiven():
+            return body.approval_id
+        case ApprovalRefused():
+            return f"{body.approval_id}: {_cut(body.reason)}"
+        case ToolFailed():
+            return f"{body.tool}: {_cut(body.error)}"
+    return ""
+
+
+def _cut(text: str, width: int = 70) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"

@@ -1,0 +1,108 @@
+"""A store in memory, for tests and throwaway sessions; it behaves like the others."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+
+from geomint.state.events import BlobRef, Event, EventBody
+from geomint.store.base import ConcurrentAppendError, blob_ref, check_bodies, check_import
+
+__all__ = ["MemoryStore"]
+
+
+class MemoryStore:
+    """A :class:`~geomint.store.base.Store` held in dicts; gone when the process ends."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._events: dict[str, list[Event]] = {}
+        self._blobs: dict[tuple[str, str], bytes] = {}
+        self._snapshots: dict[str, tuple[int, str, bytes]] = {}
+
+    def append(
+        self,
+        chat_id: str,
+        run_id: str,
+        bodies: Sequence[EventBody],
+        *,
+        expected_last_seq: int | None = None,
+    ) -> tuple[Event, ...]:
+        """Append events atomically; see :meth:`geomint.store.base.Store.append`."""
+        check_bodies(bodies)
+        with self._lock:
+            log = self._events.get(chat_id, [])
+            last = len(log)
+            if expected_last_seq is not None and expected_last_seq != last:
+                raise ConcurrentAppendError(chat_id, expected_last_seq, last)
+            self._events[chat_id] = log
+            at = datetime.now(UTC)
+            # Validating here is what the SQL stores get from parsing their rows back.
+            events = tuple(
+                Event(seq=last + i, at=at, chat_id=chat_id, run_id=run_id, body=body)
+                for i, body in enumerate(bodies, start=1)
+            )
+            log.extend(events)
+        return events
+
+    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
+        """Store already-stamped events into a chat that has none."""
+        with self._lock:
+            check_import(chat_id, len(self._events.get(chat_id, ())), events)
+            self._events[chat_id] = list(events)
+
+    def read(self, chat_id: str, *, after: int = 0, run_id: str | None = None) -> Iterator[Event]:
+        """Yield a chat's events after ``after``, in order."""
+        with self._lock:
+            events = list(self._events.get(chat_id, ())[after:])
+        yield from (e for e in events if run_id is None or e.run_id == run_id)
+
+    def last_seq(self, chat_id: str) -> int:
+        """Return the chat's last sequence number (0 when it has none)."""
+        with self._lock:
+            return len(self._events.get(chat_id, ()))
+
+    def chat_ids(self) -> list[str]:
+        """Return every chat id, deleted ones included."""
+        with self._lock:
+            return sorted(self._events)
+
+    def put_blob(self, chat_id: str, data: bytes, media_type: str) -> BlobRef:
+        """Store ``data`` once per content hash in this chat; return its reference."""
+        ref = blob_ref(data, media_type)
+        with self._lock:
+            self._blobs.setdefault((chat_id, ref.sha256), bytes(data))
+        return ref
+
+    def get_blob(self, chat_id: str, ref: BlobRef) -> bytes:
+        """Return a blob's bytes; KeyError when there is none."""
+        with self._lock:
+            try:
+                return self._blobs[(chat_id, ref.sha256)]
+            except KeyError:
+                raise KeyError(f"no blob {ref.sha256[:12]}... in chat {chat_id!r}") from None
+
+    def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
+        """Keep the newest snapshot of a chat."""
+        with self._lock:
+            held = self._snapshots.get(chat_id)
+            if held is None or seq >= held[0]:
+                self._snapshots[chat_id] = (seq, tag, bytes(data))
+
+    def load_snapshot(self, chat_id: str, tag: str) -> tuple[int, bytes] | None:
+        """Return the chat's snapshot if one was written with ``tag``."""
+        with self._lock:
+            held = self._snapshots.get(chat_id)
+        return (held[0], held[2]) if held and held[1] == tag else None
+
+    def purge(self, chat_id: str) -> None:
+        """Remove every trace of a chat."""
+        with self._lock:
+            self._events.pop(chat_id, None)
+            self._snapshots.pop(chat_id, None)
+            for key in [k for k in self._blobs if k[0] == chat_id]:
+                del self._blobs[key]
+
+    def close(self) -> None:
+        """Nothing to release."""

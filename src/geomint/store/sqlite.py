@@ -1,0 +1,369 @@
+"""The default store: one SQLite file in WAL mode, nothing to start.
+
+Appends run in ``BEGIN IMMEDIATE`` transactions, so writers in other threads and other
+processes queue on SQLite's lock (with a busy timeout) rather than interleave, and each
+chat's sequence numbers are assigned inside the transaction without gaps. With
+``synchronous=FULL`` a returned append has reached the disk.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterator, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from geomint.state.events import BODY_ADAPTER, BlobRef, Event, EventBody
+from geomint.store._migrations import SQLITE, unknown_migrations
+from geomint.store.base import (
+    ConcurrentAppendError,
+    CorruptStoreError,
+    SchemaTooNewError,
+    StoreError,
+    blob_ref,
+    check_bodies,
+    check_import,
+)
+
+__all__ = ["DEFAULT_PATH", "SQLiteStore", "default_path"]
+
+#: Where the default store lives unless ``GEOMINT_HOME`` or a path says otherwise.
+DEFAULT_PATH = Path("~/.local/share/geomint/geomint.db")
+
+_BUSY_TIMEOUT_MS = 30_000
+
+
+def default_path() -> Path:
+    """Return the default database path: ``$GEOMINT_HOME/geomint.db`` or DEFAULT_PATH."""
+    home = os.environ.get("GEOMINT_HOME")
+    return Path(home) / "geomint.db" if home else DEFAULT_PATH.expanduser()
+
+
+class _Append:
+    """One caller's append, queued for the next group commit."""
+
+    __slots__ = ("bodies", "chat_id", "done", "error", "events", "expected", "run_id")
+
+    def __init__(
+        self, chat_id: str, run_id: str, bodies: tuple[EventBody, ...], expected: int | None
+    ) -> None:
+        self.chat_id = chat_id
+        self.run_id = run_id
+        self.bodies = bodies
+        self.expected = expected
+        self.events: tuple[Event, ...] = ()
+        self.error: BaseException | None = None
+        self.done = False
+
+
+def _stamp(job: _Append, last: int, at: datetime) -> tuple[Event, ...]:
+    # The first event of a chat id is validated in full (that checks the chat id and the
+    # run id); the rest reuse what was checked, since only the numbers differ.
+    first = Event(seq=last + 1, at=at, chat_id=job.chat_id, run_id=job.run_id, body=job.bodies[0])
+    rest = (
+        Event.model_construct(
+            seq=last + i, at=at, chat_id=job.chat_id, run_id=job.run_id, body=body
+        )
+        for i, body in enumerate(job.bodies[1:], start=2)
+    )
+    return (first, *rest)
+
+
+class SQLiteStore:
+    """A :class:`~geomint.store.base.Store` in one SQLite file.
+
+    Args:
+        path: The database file; created (with its folder) on first use.
+        durable: ``synchronous=FULL`` (True, the default) or ``NORMAL``, which survives
+            a crash of the application but not of the machine.
+
+    Raises:
+        CorruptStoreError: The file is not a SQLite database.
+        SchemaTooNewError: A newer geomint wrote the file.
+    """
+
+    def __init__(self, path: str | Path | None = None, *, durable: bool = True) -> None:
+        self.path = Path(path) if path is not None else default_path()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Append] = []
+        try:
+            self._db = sqlite3.connect(
+                self.path, isolation_level=None, check_same_thread=False, timeout=30
+            )
+            self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._db.execute("PRAGMA journal_mode = WAL")
+            self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._close_quietly()
+            raise CorruptStoreError(
+                f"{self.path} cannot be opened as a geomint store ({exc}); it was not "
+                "changed. Move it aside to start a new store, or restore it from a backup"
+            ) from None
+
+    # -- schema ----------------------------------------------------------------------------
+
+    def _migrate(self) -> None:
+        db = self._db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT)"
+            )
+            applied = [r[0] for r in db.execute("SELECT name FROM migrations ORDER BY rowid")]
+            newer = unknown_migrations(applied, SQLITE)
+            if newer:
+                raise SchemaTooNewError(
+                    f"{self.path} was written by a newer geomint (it has migration "
+                    f"{newer[-1]!r}, unknown to this version); it was not changed. "
+                    "Upgrade geomint to open it"
+                )
+            for name, sql in SQLITE:
+                if name in applied:
+                    continue
+                for statement in sql.split(";"):
+                    if statement.strip():
+                        db.execute(statement)
+                db.execute(
+                    "INSERT INTO migrations VALUES (?, ?)", (name, datetime.now(UTC).isoformat())
+                )
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise
+
+    def migrations(self) -> list[str]:
+        """Return the names of the migrations applied to this database, in order."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+    # -- events ----------------------------------------------------------------------------
+
+    def append(
+        self,
+        chat_id: str,
+        run_id: str,
+        bodies: Sequence[EventBody],
+        *,
+        expected_last_seq: int | None = None,
+    ) -> tuple[Event, ...]:
+        """Append events atomically; see :meth:`geomint.store.base.Store.append`.
+
+        Threads appending at once share commits (group commit): whichever takes the write
+        lock commits every append queued behind it in one transaction, so the disk sync
+        that durability costs is paid once per group rather than once per append. Each
+        append still succeeds or fails on its own.
+        """
+        check_bodies(bodies)
+        job = _Append(chat_id, run_id, tuple(bodies), expected_last_seq)
+        with self._queue_lock:
+            self._queue.append(job)
+        with self._lock:
+            if not job.done:
+                with self._queue_lock:
+                    jobs, self._queue = self._queue, []
+                self._commit(jobs)
+        if job.error is not None:
+            raise job.error
+        return job.events
+
+    def _commit(self, jobs: list[_Append]) -> None:
+        db = self._db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            last: dict[str, int] = {}
+            rows: list[tuple[str, int, str, str, str, str]] = []
+            at = datetime.now(UTC)
+            stamp = at.isoformat()
+            for job in jobs:
+                if job.chat_id not in last:
+                    row = db.execute(
+                        "SELECT last_seq FROM chats WHERE chat_id = ?", (job.chat_id,)
+                    ).fetchone()
+                    last[job.chat_id] = row[0] if row else 0
+                seq = last[job.chat_id]
+                if job.expected is not None and job.expected != seq:
+                    job.error = ConcurrentAppendError(job.chat_id, job.expected, seq)
+                    continue
+                job.events = _stamp(job, seq, at)
+                last[job.chat_id] = job.events[-1].seq
+                rows.extend(
+                    (e.chat_id, e.seq, e.run_id, stamp, e.body.type, e.body.model_dump_json())
+                    for e in job.events
+                )
+            db.executemany(
+                "INSERT INTO events (chat_id, seq, run_id, at, type, body) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            # Only chats that received events: a refused append must not create a chat.
+            written = {job.chat_id for job in jobs if job.events}
+            db.executemany(
+                "INSERT INTO chats (chat_id, last_seq) VALUES (?, ?) "
+                "ON CONFLICT (chat_id) DO UPDATE SET last_seq = excluded.last_seq",
+                [(chat, seq) for chat, seq in last.items() if chat in written],
+            )
+            db.execute("COMMIT")
+        except BaseException as exc:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            # The whole group failed: every append in it fails with the same cause.
+            for job in jobs:
+                job.events = ()
+                job.error = (
+                    exc
+                    if isinstance(exc, Exception)
+                    else StoreError(
+                        f"the append was interrupted ({type(exc).__name__}); nothing was stored"
+                    )
+                )
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            for job in jobs:
+                job.done = True
+
+    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
+        """Store already-stamped events into a chat that has none."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                row = db.execute(
+                    "SELECT last_seq FROM chats WHERE chat_id = ?", (chat_id,)
+                ).fetchone()
+                check_import(chat_id, row[0] if row else 0, events)
+                db.executemany(
+                    "INSERT INTO events (chat_id, seq, run_id, at, type, body) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    [
+                        (
+                            chat_id,
+                            e.seq,
+                            e.run_id,
+                            e.at.isoformat(),
+                            e.body.type,
+                            e.body.model_dump_json(),
+                        )
+                        for e in events
+                    ],
+                )
+                db.execute(
+                    "INSERT INTO chats (chat_id, last_seq) VALUES (?, ?)", (chat_id, len(events))
+                )
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    def read(self, chat_id: str, *, after: int = 0, run_id: str | None = None) -> Iterator[Event]:
+        """Yield a chat's events after ``after``, in order; see the Store protocol."""
+        query = "SELECT seq, run_id, at, body FROM events WHERE chat_id = ? AND seq > ?"
+        params: tuple[object, ...] = (chat_id, after)
+        if run_id is not None:
+            query += " AND run_id = ?"
+            params += (run_id,)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY seq", params).fetchall()
+        for seq, run, at, body in rows:
+            yield Event.model_construct(
+                seq=seq,
+                at=datetime.fromisoformat(at),
+                chat_id=chat_id,
+                run_id=run,
+                body=BODY_ADAPTER.validate_json(body),
+            )
+
+    def last_seq(self, chat_id: str) -> int:
+        """Return the chat's last sequence number (0 when it has none)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT last_seq FROM chats WHERE chat_id = ?", (chat_id,)
+            ).fetchone()
+        return int(row[0]) if row else 0
+
+    def chat_ids(self) -> list[str]:
+        """Return every chat id, deleted ones included."""
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT chat_id FROM chats ORDER BY chat_id")]
+
+    # -- blobs and snapshots ---------------------------------------------------------------
+
+    def put_blob(self, chat_id: str, data: bytes, media_type: str) -> BlobRef:
+        """Store ``data`` once per content hash in this chat; return its reference."""
+        ref = blob_ref(data, media_type)
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO blobs (chat_id, sha256, media_type, size, data) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                (chat_id, ref.sha256, media_type, ref.size, data),
+            )
+        return ref
+
+    def get_blob(self, chat_id: str, ref: BlobRef) -> bytes:
+        """Return a blob's bytes.
+
+        Raises:
+            KeyError: No such blob in this chat.
+        """
+        with self._lock:
+            row = self._db.execute(
+                "SELECT data FROM blobs WHERE chat_id = ? AND sha256 = ?", (chat_id, ref.sha256)
+            ).fetchone()
+        if row is None:
+            raise KeyError(f"no blob {ref.sha256[:12]}... in chat {chat_id!r}")
+        return bytes(row[0])
+
+    def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
+        """Keep the newest snapshot of a chat."""
+        with self._lock:
+            self._db.execute(
+                "INSERT INTO snapshots (chat_id, seq, tag, data) VALUES (?, ?, ?, ?) "
+                "ON CONFLICT (chat_id) DO UPDATE SET seq = excluded.seq, tag = excluded.tag, "
+                "data = excluded.data WHERE excluded.seq >= snapshots.seq",
+                (chat_id, seq, tag, data),
+            )
+
+    def load_snapshot(self, chat_id: str, tag: str) -> tuple[int, bytes] | None:
+        """Return the chat's snapshot if one was written with ``tag``."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT seq, data FROM snapshots WHERE chat_id = ? AND tag = ?", (chat_id, tag)
+            ).fetchone()
+        return (int(row[0]), bytes(row[1])) if row else None
+
+    def purge(self, chat_id: str) -> None:
+        """Remove every trace of a chat."""
+        with self._lock:
+            db = self._db
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                for table in ("events", "blobs", "snapshots", "chats"):
+                    db.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))  # noqa: S608
+                db.execute("COMMIT")
+            except BaseException:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                raise
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._close_quietly()
+
+    def _close_quietly(self) -> None:
+        db = getattr(self, "_db", None)
+        if db is not None:
+            db.close()
+
+    def __enter__(self) -> SQLiteStore:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()

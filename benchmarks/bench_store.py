@@ -2,14 +2,16 @@
 
 Run: ``.venv/bin/python benchmarks/bench_store.py [--postgres URL]``. Without ``--postgres``
 the PostgreSQL rows use ``$GEOMINT_TEST_POSTGRES_URL`` or a throwaway server the test
-helper starts (``tests/store/postgres_server.py``); if neither works they are skipped with
-the reason. Prints a Markdown table for docs/performance.md.
+helper starts (``tests/store/postgres_server.py``), here with fsync and synchronous_commit
+on and its data on disk; if neither works they are skipped with the reason. Prints a
+Markdown table for docs/performance.md.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
 import resource
 import sys
@@ -128,7 +130,7 @@ def large_entry(make: Callable[[], Store], label: str) -> None:
     _row(
         f"{label}: store a 1M-feature layer ({ref.size / 1e6:,.0f} MB)",
         f"{stored * 1000:,.0f} ms",
-        "once per content hash: 20 more puts stored nothing",
+        "kept once per content hash; 20 more puts of it returned the same reference",
     )
     _row(
         f"{label}: open that chat",
@@ -179,6 +181,7 @@ def _postgres(url: str | None) -> Callable[[], Store] | str:
 
             return lambda: PostgresStore(url)
         sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+        os.environ["GEOMINT_TEST_POSTGRES_DURABLE"] = "1"  # fsync on, data on disk
         from tests.store.postgres_server import fresh_database
 
         return fresh_database

@@ -39,10 +39,12 @@ from psycopg import conninfo, sql
 
 from geomint.store.postgres import PostgresStore, describe_url
 
-__all__ = ["URL_ENV", "fresh_database", "server_url"]
+__all__ = ["DURABLE_ENV", "URL_ENV", "fresh_database", "server_url"]
 
 #: Names an existing server to test against instead of starting one.
 URL_ENV = "GEOMINT_TEST_POSTGRES_URL"
+#: Set (to anything) to start the server durable and on disk, as benchmarks need.
+DURABLE_ENV = "GEOMINT_TEST_POSTGRES_DURABLE"
 
 _PREFIX = "geomint-pg-"
 _PORT = 5432  # only names the socket file: the server listens in its own folder
@@ -246,7 +248,10 @@ def _start_cluster(bindir: Path) -> Path:
     if prefix:
         shutil.chown(root, "postgres", "postgres")
     env = {**os.environ, "LC_ALL": "C", "LANG": "C"}
-    options = " ".join(f"-c {key}='{value}'" for key, value in _SETTINGS.items())
+    settings = dict(_SETTINGS)
+    if os.environ.get(DURABLE_ENV):
+        settings.update(fsync="on", synchronous_commit="on", full_page_writes="on")
+    options = " ".join(f"-c {key}='{value}'" for key, value in settings.items())
     steps = [
         [str(bindir / "initdb"), "-D", str(root / "data"), "--auth=trust", "--username=postgres",
          "--encoding=UTF8", "--locale=C", "--no-sync"],
@@ -285,6 +290,8 @@ def _scratch() -> Path:
     """Return where the cluster lives: memory if there is room, since creating a database
     makes some 300 files and that takes a quarter of a second on a disk."""
     shm = Path("/dev/shm")
+    if os.environ.get(DURABLE_ENV):
+        return Path(tempfile.gettempdir())
     with contextlib.suppress(OSError):
         stat = os.statvfs(shm)
         if os.access(shm, os.W_OK | os.X_OK) and stat.f_bavail * stat.f_frsize > 1 << 30:

@@ -86,3 +86,16 @@ def test_a_corrupt_database_is_reported_not_harmed(tmp_path: Path) -> None:
     assert result.exit_code == 2
     assert "cannot be opened as a geomint store" in result.stderr
     assert bad.read_bytes() == b"this is not a database" * 100
+
+
+def test_delete_then_purge(db: str) -> None:
+    deleted = runner.invoke(app, ["chats", "delete", "schools", "--store", db])
+    assert deleted.exit_code == 0, deleted.output
+    assert "no chats" in runner.invoke(app, ["chats", "list", "--store", db]).stdout
+    assert "schools" in runner.invoke(app, ["chats", "list", "--all", "--store", db]).stdout
+    purged = runner.invoke(app, ["chats", "purge", "--store", db])
+    assert purged.stdout.splitlines() == ["purged 1 deleted chat", "  schools"]
+    assert SQLiteStore(db).chat_ids() == []
+    missing = runner.invoke(app, ["chats", "delete", "schools", "--store", db])
+    assert missing.exit_code == 2
+    assert "no chat 'schools' in this store" in missing.stderr

@@ -30,7 +30,10 @@ from geomint.store import Chats, NoSuchChatError, StoreError, open_store
 
 __all__ = ["app"]
 
-app = typer.Typer(help="The chats in a store: list, show, export, import.", no_args_is_help=True)
+app = typer.Typer(
+    help="The chats in a store: list, show, export, import, delete, purge.",
+    no_args_is_help=True,
+)
 
 StoreOption = Annotated[
     str | None,
@@ -118,6 +121,32 @@ def import_(
     except (OSError, ValueError) as exc:
         _fail(f"{file}: {exc}")
     typer.echo(f"imported {chat_id}")
+    chats.store.close()
+
+
+@app.command("delete")
+def delete(
+    chat_id: Annotated[str, typer.Argument(help="The chat to delete.")],
+    store: StoreOption = None,
+) -> None:
+    """Delete a chat: it leaves listings at once; its data goes at the next `chats purge`."""
+    chats = _chats(store)
+    try:
+        chats.delete(chat_id)
+    except StoreError as exc:
+        _fail(str(exc))
+    typer.echo(f"deleted {chat_id}; run `geomint chats purge` to remove its data")
+    chats.store.close()
+
+
+@app.command("purge")
+def purge(store: StoreOption = None) -> None:
+    """Retention: remove every deleted chat's events, data and snapshot for good."""
+    chats = _chats(store)
+    purged = chats.purge_deleted()
+    typer.echo(f"purged {len(purged)} deleted chat{'s' if len(purged) != 1 else ''}")
+    for chat_id in purged:
+        typer.echo(f"  {chat_id}")
     chats.store.close()
 
 

@@ -2,10 +2,9 @@
 
 Run: ``.venv/bin/python benchmarks/bench_intake.py [--features 100000]``. Writes the layer
 (points over Berlin with four properties, plus 2,000 polygons of 24 vertices) in each
-format under a temporary folder, loads each file three times and prints the best time
-and the parent process's peak memory growth. Also times a local HTTP download and the
-fixed cost of the confined reader (a one-feature GeoPackage). Prints a Markdown table
-for docs/performance.md.
+format under a temporary folder, loads each file three times and prints the best time.
+Also times a local HTTP download and the fixed cost of the confined reader (a one-feature
+GeoPackage). Prints a Markdown table for docs/performance.md.
 """
 
 from __future__ import annotations
@@ -14,7 +13,6 @@ import argparse
 import gc
 import json
 import platform
-import resource
 import tempfile
 import threading
 import time
@@ -99,10 +97,6 @@ def write_all(frame: gpd.GeoDataFrame, folder: Path) -> dict[str, Path]:
     return files
 
 
-def peak_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
 def timed(source: Any, runs: int = 3, **kwargs: Any) -> tuple[float, int]:
     best, count = float("inf"), 0
     for _ in range(runs):
@@ -136,14 +130,9 @@ def main() -> None:
         frame.iloc[:1].to_file(tiny)
         _row("confined reader fixed cost (1-feature GeoPackage)", f"{timed(tiny)[0]:,.0f} ms")
         for name, path in files.items():
-            before = peak_mb()
             ms, count = timed(path)
-            size = path.stat().st_size / 1e6
-            grew = peak_mb() - before
             _row(
-                f"{name}, {count:,} points",
-                f"{ms:,.0f} ms",
-                f"{size:,.1f} MB file; parent peak +{grew:,.0f} MB",
+                f"{name}, {count:,} points", f"{ms:,.0f} ms", f"{path.stat().st_size / 1e6:,.1f} MB"
             )
         polygons = folder / "polygons.gpkg"
         make_polygons(2_000).to_file(polygons)

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import gzip
 import io
+import socket
 import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -259,3 +261,34 @@ def test_shapefile_without_prj(tmp_path: Path) -> None:
 def test_a_crashing_reader_becomes_a_refusal(code: int, stderr: bytes, message: str) -> None:
     done = subprocess.CompletedProcess(args=[], returncode=code, stdout=b"", stderr=stderr)
     assert _crash_text(done, 1024).startswith(message)
+
+
+def test_the_reader_child_has_no_network(tmp_path: Path, gpkg: bytes) -> None:
+    from geomint.intake._confined import _CHILD_ENV, convert_confined
+
+    path = tmp_path / "towns.gpkg"
+    path.write_bytes(gpkg)
+    converted = convert_confined(
+        path, "gpkg", source="towns", layer=None, max_bytes=10_000_000, timeout_s=30
+    )
+    bare = "import ctypes; print(ctypes.CDLL(None).unshare(0x10000000 | 0x40000000))"
+    probe_ns = subprocess.run([sys.executable, "-I", "-c", bare], capture_output=True, check=False)
+    if probe_ns.stdout.strip() != b"0":
+        pytest.skip("this kernel gives a bare process no user namespace")
+    # Namespaces work here, so the reader must have used them (a thread pool started
+    # before unshare would make it fail with EINVAL and leave the network reachable).
+    assert converted.network == "none: a new network namespace"
+    # And a process isolated the same way cannot reach a server on this machine.
+    with socket.create_server(("127.0.0.1", 0)) as server:
+        port = server.getsockname()[1]
+        probe = (
+            "import socket\n"
+            "from geomint.intake._convert import _isolate\n"
+            "_isolate({'memory_mb': 512, 'cpu_s': 5, 'max_bytes': 1000})\n"
+            f"socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
+        )
+        done = subprocess.run(
+            [sys.executable, "-I", "-c", probe], env=_CHILD_ENV, capture_output=True, check=False
+        )
+    assert done.returncode != 0
+    assert b"Network is unreachable" in done.stderr or b"Connection refused" in done.stderr

@@ -19,6 +19,16 @@ __all__ = ["Converted", "convert_confined"]
 # Headroom for the child's working set over the bytes it reads: GeoJSON text of a binary
 # layer is several times its size, and the frame and the text exist together at the peak.
 _MEMORY_FLOOR_MB = 1024
+# One thread per numeric library: the child must be single-threaded to enter a new user
+# namespace (and so leave the network), and a reader needs no thread pool.
+_CHILD_ENV = {
+    "PATH": "/usr/bin:/bin",
+    "LANG": "C.UTF-8",
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "NUMEXPR_NUM_THREADS": "1",
+}
 _MEMORY_PER_INPUT_BYTE = 40
 
 
@@ -34,6 +44,7 @@ class Converted:
     crs: str | None
     layers: tuple[str, ...]
     notes: tuple[str, ...]
+    network: str = ""
 
     def feature_collection(
         self, rows: Any, floats: Any, geometries: Any, source: str
@@ -89,6 +100,7 @@ def convert_confined(
         try:
             done = subprocess.run(
                 [sys.executable, "-I", "-m", "geomint.intake._convert"],
+                env=_CHILD_ENV,
                 input=json.dumps(request).encode(),
                 capture_output=True,
                 timeout=timeout_s,
@@ -128,6 +140,7 @@ def _answer(done: subprocess.CompletedProcess[bytes], *, source: str, memory_mb:
         crs=meta["crs"],
         layers=tuple(meta["layers"]),
         notes=tuple(meta["notes"]),
+        network=str(meta.get("network", "")),
     )
 
 

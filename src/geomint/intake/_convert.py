@@ -45,12 +45,20 @@ class ConvertError(Exception):
     """The file was read far enough to be refused; the message says why."""
 
 
-def _isolate(request: dict[str, Any]) -> None:
+def _isolate(request: dict[str, Any]) -> str:
+    """Cap the process and cut it off the network; return how the network was cut.
+
+    The parent starts this process with numpy's thread pools at one thread, since the
+    kernel lets only a single-threaded process enter a new user namespace.
+    """
     os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
     os.environ["GDAL_HTTP_TIMEOUT"] = "1"
     libc = ctypes.CDLL(None, use_errno=True)
-    # Best effort: without user namespaces the rlimits and the skipped drivers still hold.
-    libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET)
+    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
+        network = "none: a new network namespace"
+    else:
+        # Without user namespaces the rlimits and the skipped network drivers still hold.
+        network = f"not isolated ({os.strerror(ctypes.get_errno())}); network drivers skipped"
     own = _own_size()
     limit = own + int(request["memory_mb"]) * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -62,6 +70,7 @@ def _isolate(request: dict[str, Any]) -> None:
     # directory, and each file is bounded by the byte budget.
     unpack = int(request["max_bytes"]) + 1
     resource.setrlimit(resource.RLIMIT_FSIZE, (unpack, unpack))
+    return network
 
 
 def _own_size() -> int:
@@ -285,10 +294,11 @@ def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
 def main() -> int:
     """Entry point of the child: request on stdin, metadata line and GeoJSON on stdout."""
     request = json.loads(sys.stdin.buffer.read())
-    _isolate(request)
+    network = _isolate(request)
     out = sys.stdout.buffer
     try:
         meta, texts = convert(request)
+        meta["network"] = network
     except ConvertError as exc:
         out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
         return 0

@@ -21,7 +21,9 @@ import ctypes
 import json
 import os
 import resource
+import signal
 import sys
+import time
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -66,10 +68,11 @@ def _isolate(request: dict[str, Any]) -> str:
     resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
     resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-    # Unpacking a zip is the only writing the child does, into the parent's scratch
-    # directory, and each file is bounded by the byte budget.
-    unpack = int(request["max_bytes"]) + 1
-    resource.setrlimit(resource.RLIMIT_FSIZE, (unpack, unpack))
+    # The child writes only into the parent's scratch folder: unpacked zip members (their
+    # declared sizes are checked against max_bytes first) and its answer, which cannot be
+    # larger than the memory it was built in.
+    written = int(request["memory_mb"]) * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_FSIZE, (written, written))
     return network
 
 
@@ -291,11 +294,9 @@ def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     return meta, [rows, floats, shapes]
 
 
-def main() -> int:
-    """Entry point of the child: request on stdin, metadata line and GeoJSON on stdout."""
-    request = json.loads(sys.stdin.buffer.read())
+def _run(request: dict[str, Any], out: Any) -> int:
+    """Confine this process, convert, and write the answer lines to ``out``."""
     network = _isolate(request)
-    out = sys.stdout.buffer
     try:
         meta, texts = convert(request)
         meta["network"] = network
@@ -310,5 +311,68 @@ def main() -> int:
     return 0
 
 
+def main() -> int:
+    """One conversion: request on stdin, the answer lines on stdout."""
+    return _run(json.loads(sys.stdin.buffer.read()), sys.stdout.buffer)
+
+
+def serve() -> int:
+    """A fork server: import the readers once, then fork one confined child per request.
+
+    Requests arrive one JSON line at a time on stdin; each child writes its answer to
+    ``<scratch>/answer`` and its errors to ``<scratch>/errors``, and confines itself
+    exactly as a one-off child does. The server itself never opens a user's file. It
+    answers each request with one line, ``{"status": <exit status or -signal>}`` or
+    ``{"status": "timeout"}``. It must be single-threaded when it forks, which is why the
+    parent starts it with one thread per numeric library and Arrow's allocator thread off.
+    """
+    import geopandas  # noqa: F401, PLC0415 - loaded once here, inherited by every child
+    import pyarrow.parquet  # noqa: F401, PLC0415
+    import pyogrio  # noqa: F401, PLC0415
+
+    for line in sys.stdin.buffer:
+        request = json.loads(line)
+        scratch = Path(request["scratch"])
+        sys.stdout.flush()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            _child(request, scratch)
+        status = _wait(pid, time.monotonic() + float(request["cpu_s"]))
+        sys.stdout.write(json.dumps({"status": status}) + "\n")
+        sys.stdout.flush()
+    return 0
+
+
+def _child(request: dict[str, Any], scratch: Path) -> None:
+    code = 1
+    try:
+        answer = os.open(scratch / "answer", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        errors = os.open(scratch / "errors", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
+        os.dup2(errors, 2)
+        with os.fdopen(answer, "wb") as out:
+            code = _run(request, out)
+    except BaseException:
+        import traceback  # noqa: PLC0415
+
+        traceback.print_exc()
+    finally:
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def _wait(pid: int, deadline: float) -> int | str:
+    """Wait for a child until ``deadline``; kill it after that."""
+    while True:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            return os.waitstatus_to_exitcode(status)
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+            return "timeout"
+        time.sleep(0.002)
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main())

@@ -139,9 +139,61 @@ def _unzip(path: Path, scratch: Path, max_bytes: int, fmt: str) -> Path:
     return scratch
 
 
+#: The GDAL drivers a format may be read with. Every other driver is deregistered before
+#: a user's file is opened: GDAL picks a driver by content, and a file named .kml that is
+#: really a VRT document would otherwise make GDAL open whatever local file it names.
+_DRIVERS = {
+    "gpkg": {"GPKG"},
+    "flatgeobuf": {"FlatGeobuf"},
+    "shapefile": {"ESRI Shapefile"},
+    "kml": {"KML", "LIBKML"},
+    "kmz": {"KML", "LIBKML"},
+}
+_ALLOWED_DRIVERS = frozenset(set().union(*_DRIVERS.values()))
+
+
+def restrict_drivers() -> str:
+    """Deregister every GDAL driver but the few intake reads; return what was done.
+
+    pyogrio exposes no way to open a file with only some drivers, so this reaches into
+    the GDAL library pyogrio bundles through its C API. Where that library cannot be
+    found (a pyogrio built against a system GDAL), each read still checks which driver
+    opened the file before it reads a single feature (:func:`_layers`).
+    """
+    import pyogrio  # noqa: PLC0415
+
+    here = Path(pyogrio.__file__).resolve().parent
+    found = sorted((here.parent / "pyogrio.libs").glob("libgdal*"))
+    if not found:
+        return "drivers checked per file (no bundled GDAL library found)"
+    gdal = ctypes.CDLL(str(found[0]))
+    gdal.GDALGetDriverCount.restype = ctypes.c_int
+    gdal.GDALGetDriver.restype = ctypes.c_void_p
+    gdal.GDALGetDriver.argtypes = [ctypes.c_int]
+    gdal.GDALGetDriverShortName.restype = ctypes.c_char_p
+    gdal.GDALGetDriverShortName.argtypes = [ctypes.c_void_p]
+    gdal.GDALDeregisterDriver.argtypes = [ctypes.c_void_p]
+    for index in reversed(range(gdal.GDALGetDriverCount())):
+        driver = gdal.GDALGetDriver(index)
+        name = gdal.GDALGetDriverShortName(driver).decode()
+        if name not in _ALLOWED_DRIVERS:
+            gdal.GDALDeregisterDriver(driver)
+    return f"drivers: {', '.join(sorted(pyogrio.list_drivers()))}"
+
+
 def _layers(target: Path, layer: str | None, fmt: str) -> list[str]:
     import pyogrio  # noqa: PLC0415 - imported after the limits are in place
 
+    try:
+        driver = str(pyogrio.read_info(str(target), layer=0)["driver"])
+    except Exception as exc:
+        raise ConvertError(
+            f"the file cannot be read as a {_NAMES[fmt]} ({_gdal_text(exc)}); {_DAMAGED}"
+        ) from None
+    if driver not in _DRIVERS[fmt]:
+        raise ConvertError(
+            f"the file is not a {_NAMES[fmt]} (GDAL reads it as {driver}); {_DAMAGED}"
+        )
     try:
         found = [str(name) for name, _ in pyogrio.list_layers(str(target))]
     except Exception as exc:
@@ -277,6 +329,7 @@ def columns_rows_shapes(frame: Any) -> tuple[TableJSON, str]:
 
 def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     """Convert the file a request names; return the metadata and three JSON texts."""
+    restrict_drivers()
     path = Path(request["path"])
     fmt = request["format"]
     frame, layers = _read_frame(
@@ -326,9 +379,12 @@ def serve() -> int:
     ``{"status": "timeout"}``. It must be single-threaded when it forks, which is why the
     parent starts it with one thread per numeric library and Arrow's allocator thread off.
     """
+    os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
     import geopandas  # noqa: F401, PLC0415 - loaded once here, inherited by every child
     import pyarrow.parquet  # noqa: F401, PLC0415
     import pyogrio  # noqa: F401, PLC0415
+
+    restrict_drivers()
 
     for line in sys.stdin.buffer:
         request = json.loads(line)

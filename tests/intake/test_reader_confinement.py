@@ -1,0 +1,63 @@
+"""The reader child opens a user's file only with the driver its format names."""
+
+from __future__ import annotations
+
+import io
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from geomint.intake import IntakeError, load
+
+
+def _vrt(secret: Path) -> bytes:
+    # A GDAL virtual layer that reads a local CSV file, with '<kml>' in a comment so that
+    # anything looking for the string would take it for KML.
+    return f"""<OGRVRTDataSource><!-- <kml> -->
+  <OGRVRTLayer name="leak">
+    <SrcDataSource>CSV:{secret}</SrcDataSource>
+    <SrcSQL dialect="SQLITE">SELECT *, 'POINT (4.9 52.1)' AS wkt FROM "secret"</SrcSQL>
+    <GeometryType>wkbPoint</GeometryType>
+    <LayerSRS>EPSG:4326</LayerSRS>
+    <GeometryField encoding="WKT" field="wkt"/>
+  </OGRVRTLayer>
+</OGRVRTDataSource>""".encode()
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    path = tmp_path / "secret.csv"
+    path.write_text("name,value\nAPI_KEY,hunter2\n")
+    return path
+
+
+@pytest.mark.parametrize("label", ["upload.kml", None])
+def test_a_vrt_posing_as_kml_reads_nothing(secret: Path, label: str | None) -> None:
+    with pytest.raises(IntakeError) as caught:
+        load(_vrt(secret), label=label)
+    assert "hunter2" not in str(caught.value)
+
+
+def test_a_vrt_inside_a_kmz_reads_nothing(secret: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("doc.kml", _vrt(secret))
+    with pytest.raises(IntakeError) as caught:
+        load(buffer.getvalue(), label="upload.kmz")
+    assert "hunter2" not in str(caught.value)
+
+
+def test_only_the_intake_drivers_are_registered_in_the_child() -> None:
+    import subprocess
+    import sys
+
+    from geomint.intake._confined import _CHILD_ENV
+
+    probe = "from geomint.intake._convert import restrict_drivers; print(restrict_drivers())"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", probe], env=_CHILD_ENV, capture_output=True, check=True
+    )
+    assert done.stdout.decode().strip() == (
+        "drivers: ESRI Shapefile, FlatGeobuf, GPKG, KML, LIBKML"
+    )

@@ -185,23 +185,18 @@ def _layers(target: Path, layer: str | None, fmt: str) -> list[str]:
     import pyogrio  # noqa: PLC0415 - imported after the limits are in place
 
     try:
-        driver = str(pyogrio.read_info(str(target), layer=0)["driver"])
-    except Exception as exc:
-        raise ConvertError(
-            f"the file cannot be read as a {_NAMES[fmt]} ({_gdal_text(exc)}); {_DAMAGED}"
-        ) from None
-    if driver not in _DRIVERS[fmt]:
-        raise ConvertError(
-            f"the file is not a {_NAMES[fmt]} (GDAL reads it as {driver}); {_DAMAGED}"
-        )
-    try:
         found = [str(name) for name, _ in pyogrio.list_layers(str(target))]
+        driver = str(pyogrio.read_info(str(target), layer=found[0])["driver"]) if found else ""
     except Exception as exc:
         raise ConvertError(
             f"the file cannot be read as a {_NAMES[fmt]} ({_gdal_text(exc)}); {_DAMAGED}"
         ) from None
     if not found:
         raise ConvertError(f"the {_NAMES[fmt]} holds no layers; {_DAMAGED}")
+    if driver not in _DRIVERS[fmt]:
+        raise ConvertError(
+            f"the file is not a {_NAMES[fmt]} (GDAL reads it as {driver}); {_DAMAGED}"
+        )
     if layer is not None:
         if layer not in found:
             raise ConvertError(f"no layer named {layer!r}; the layers are {_listing(found)}")

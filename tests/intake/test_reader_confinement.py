@@ -61,3 +61,35 @@ def test_only_the_intake_drivers_are_registered_in_the_child() -> None:
     assert done.stdout.decode().strip() == (
         "drivers: ESRI Shapefile, FlatGeobuf, GPKG, KML, LIBKML"
     )
+
+
+def test_a_pipe_is_refused_not_read_without_bound(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "feed.geojson"
+    os.mkfifo(fifo)
+    with pytest.raises(IntakeError, match="not a regular file"):
+        load(fifo, max_bytes=1000)
+    with pytest.raises(IntakeError, match="not a regular file"):
+        load(tmp_path, max_bytes=1000)
+
+
+def test_waiting_for_a_busy_reader_counts_against_timeout_s(tmp_path: Path) -> None:
+    import time
+
+    import geopandas as gpd
+    import shapely
+
+    from geomint.intake import _confined
+
+    path = tmp_path / "towns.gpkg"
+    gpd.GeoDataFrame({"n": [1]}, geometry=[shapely.Point(4.9, 52.4)], crs=4326).to_file(path)
+    _confined._SERVER._lock.acquire()  # another file is being read
+    try:
+        started = time.perf_counter()
+        with pytest.raises(IntakeError, match="the reader was busy with other files"):
+            load(path, timeout_s=0.5)
+        assert time.perf_counter() - started < 2
+    finally:
+        _confined._SERVER._lock.release()
+    assert load(path).report.feature_count == 1

@@ -8,6 +8,7 @@ that says what is wrong, where, and what to do. What it repaired on the way is i
 from __future__ import annotations
 
 import json
+import stat
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -48,18 +49,42 @@ class Layer:
 
 
 def _read_path(path: Path, max_bytes: int) -> tuple[bytes, int]:
-    """Return the first bytes of a file and its size, refusing what is too large."""
+    """Return the first bytes of a file and its size, refusing what is too large.
+
+    Only regular files: a pipe or a device reports size 0 and would be read unbounded.
+    """
     try:
-        size = path.stat().st_size
-        if size > max_bytes:
+        info = path.stat()
+        if not stat.S_ISREG(info.st_mode):
             raise IntakeError(
-                [f"file is {size:,} bytes, over the {max_bytes:,}-byte limit; pass max_bytes="],
+                ["not a regular file (a folder, pipe or device); pass a file"], source=str(path)
+            )
+        if info.st_size > max_bytes:
+            raise IntakeError(
+                [
+                    f"file is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit; "
+                    "pass max_bytes="
+                ],
                 source=str(path),
             )
         with path.open("rb") as handle:
-            return handle.read(_HEAD), size
+            return handle.read(_HEAD), info.st_size
     except OSError as exc:
         raise IntakeError([f"cannot read the file: {exc.strerror}"], source=str(path)) from None
+
+
+def _read_bounded(path: Path, max_bytes: int, source: str) -> bytes:
+    """Read a whole file, refusing it if it grew past ``max_bytes`` since it was sized."""
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(max_bytes + 1)
+    except OSError as exc:
+        raise IntakeError([f"cannot read the file: {exc.strerror}"], source=source) from None
+    if len(raw) > max_bytes:
+        raise IntakeError(
+            [f"file grew past the {max_bytes:,}-byte limit while being read"], source=source
+        )
+    return raw
 
 
 def _in_memory(source: Any) -> Any:
@@ -72,8 +97,13 @@ def _in_memory(source: Any) -> Any:
     if to_crs is not None and hasattr(source, "geometry") and hasattr(source, "columns"):
         # A GeoDataFrame: pandas and shapely write its rows and geometries in C, far
         # faster than its __geo_interface__, which builds a dict and a bbox per feature.
-        (columns, rows, float_columns, floats), shapes = columns_rows_shapes(source)
-        properties = records(columns, json.loads(rows), float_columns, json.loads(floats))
+        try:
+            (columns, rows, float_columns, floats), shapes = columns_rows_shapes(source)
+            properties = records(columns, json.loads(rows), float_columns, json.loads(floats))
+        except ValueError as exc:
+            raise IntakeError(
+                [f"cannot read the GeoDataFrame: {exc}"], source=type(source).__name__
+            ) from None
         return {
             "type": "FeatureCollection",
             "features": [
@@ -209,7 +239,7 @@ def _load_data(
         shapes = parse_json(converted.geometries, name, notes)
         values = [converted.feature_collection(rows, floats, shapes, name)]
     else:
-        raw = data.read_bytes() if isinstance(data, Path) else data
+        raw = _read_bounded(data, max_bytes, name) if isinstance(data, Path) else data
         if fmt == "csv":
             values = [read_csv(raw, name, notes)]
         elif fmt == "geojsonseq":

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,6 +106,14 @@ def convert_confined(
             "cpu_s": timeout_s,
         }
         done = _SERVER.run(request, timeout_s)
+    if done is _BUSY:
+        raise IntakeError(
+            [
+                f"the reader was busy with other files for all of timeout_s={timeout_s:g} s; "
+                "try again, or pass a larger timeout_s"
+            ],
+            source=source,
+        )
     if done is None:
         raise IntakeError(
             [
@@ -131,19 +140,27 @@ class _ForkServer:
         atexit.register(self.close)
 
     def run(self, request: dict[str, Any], timeout_s: float) -> _Done | None:
-        """Convert one request; None when the child ran out of time."""
+        """Convert one request; None when the child ran out of time, _BUSY when the
+        server stayed busy with other files for the whole of ``timeout_s``."""
         scratch = Path(request["scratch"])
-        with self._lock:
-            process = self._send(request)
+        started = time.monotonic()
+        if not self._lock.acquire(timeout=timeout_s):
+            return _BUSY
+        try:
+            # The wait for the server counts against the file's time budget.
+            remaining = max(0.01, timeout_s - (time.monotonic() - started))
+            process = self._send({**request, "cpu_s": remaining})
             if process is None:
                 return _Done(1, b"", b"OSError: the reader process cannot be started")
             assert process.stdout is not None
-            ready, _, _ = select.select([process.stdout], [], [], timeout_s + _SERVER_GRACE_S)
+            ready, _, _ = select.select([process.stdout], [], [], remaining + _SERVER_GRACE_S)
             line = process.stdout.readline() if ready else b""
             if not line:
                 self._stop()  # hung or dead: the next request starts a new server
                 return None if not ready else _Done(-9)
             status = json.loads(line)["status"]
+        finally:
+            self._lock.release()
         if status == "timeout":
             return None
         answer, errors = scratch / "answer", scratch / "errors"
@@ -203,6 +220,7 @@ class _Done:
 
 
 _SERVER = _ForkServer()
+_BUSY = _Done(-1000)
 
 
 def _answer(done: _Done, *, source: str, memory_mb: int) -> Converted:

@@ -93,3 +93,12 @@ def test_waiting_for_a_busy_reader_counts_against_timeout_s(tmp_path: Path) -> N
     finally:
         _confined._SERVER._lock.release()
     assert load(path).report.feature_count == 1
+
+
+def test_a_zip_of_thousands_of_files_is_refused(tmp_path: Path) -> None:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for i in range(1_001):
+            archive.writestr(f"part{i}.dbf", b"")
+    with pytest.raises(IntakeError, match="holds 1,001 files, more than the 1,000"):
+        load(buffer.getvalue(), label="many.zip")

@@ -40,6 +40,9 @@ _NETWORK_DRIVERS = (
     "HTTP WFS OAPIF OGCAPI CSW NGW Carto AmigoCloud Elasticsearch EEDA PLSCENES GPSBabel ADBC"
 )
 
+# A zipped Shapefile is a handful of files per layer; thousands are an attack on time
+# and inodes, not a layer.
+_MAX_MEMBERS = 1_000
 _SHAPEFILE_PARTS = {".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sbx"}
 
 
@@ -89,6 +92,11 @@ def _unzip(path: Path, scratch: Path, max_bytes: int, fmt: str) -> Path:
         raise ConvertError(f"the zip archive is damaged ({exc}); re-create it") from None
     with archive:
         members = [m for m in archive.infolist() if not m.is_dir()]
+        if len(members) > _MAX_MEMBERS:
+            raise ConvertError(
+                f"the zip archive holds {len(members):,} files, more than the {_MAX_MEMBERS:,} "
+                "a zipped layer needs; zip just the layer's files"
+            )
         total = sum(m.file_size for m in members)
         if total > max_bytes:
             raise ConvertError(

@@ -203,6 +203,15 @@ def test_what_cannot_follow_is_refused_with_a_reason(body: EventBody, reason: st
     assert refusal is not None and refusal.startswith(reason)
 
 
+def test_an_observation_checks_values_minted_before_a_snapshot() -> None:
+    log = events(
+        ValueMinted(value=value("v1")), ValueMinted(value=value("v2")),
+        ObservationRecorded(conflict=Conflict(a=value("v1"), b=value("v2"), reason="x")),
+    )  # fmt: skip
+    snapshot = Workspace.model_validate_json(fold(log[:2], "c1").model_dump_json())
+    assert fold(log[2:], snapshot) == fold(log, "c1")
+
+
 def test_a_deleted_chat_takes_nothing_more() -> None:
     ws = fold(events(ChatCreated(), ChatDeleted()), "c1")
     assert ws.refusal(user("still there?")) == "chat 'c1' was deleted"
@@ -219,6 +228,26 @@ def test_a_deleted_chat_takes_nothing_more() -> None:
             "v1 minted after v2: ids only grow",
         ),
         (events(ApprovalGiven(approval_id="x")), "approval 'x' answered out of turn"),
+        (
+            events(
+                ApprovalAsked(approval_id="p1", tool="delete_layer"),
+                ApprovalGiven(approval_id="p1"),
+                ApprovalAsked(approval_id="p1", tool="delete_layer"),
+            ),
+            "approval 'p1' asked twice",
+        ),
+        (
+            events(ChatCreated(), ChatDeleted(), user("back?")),
+            "event 3 follows the chat's deletion",
+        ),
+        (events(ChatDeleted(), ChatDeleted()), "event 2 follows the chat's deletion"),
+        (
+            events(
+                ValueMinted(value=value("v1")),
+                ObservationRecorded(conflict=Conflict(a=value("v1"), b=value("v2"), reason="x")),
+            ),
+            "observation of v2, which was never minted",
+        ),
     ],
 )
 def test_a_contradictory_log_does_not_fold(log: list[Event], message: str) -> None:

@@ -2,17 +2,23 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import threading
+from collections.abc import Iterator
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
 from geomint.errors import UsageError
 from geomint.provenance import Value
 from geomint.state import (
+    BlobRef,
     ChatCreated,
     EntryWritten,
+    Event,
     FetchMissed,
     MessageAdded,
     ValueMinted,
@@ -20,6 +26,7 @@ from geomint.state import (
 from geomint.store import (
     Chats,
     ConcurrentAppendError,
+    MemoryStore,
     NoSuchChatError,
     RefusedEventError,
     Store,
@@ -83,10 +90,44 @@ def test_blobs_are_stored_once_by_content(store: Store) -> None:
 
 
 def test_snapshots_keep_the_newest(store: Store) -> None:
+    store.append("c1", "r", [ChatCreated(), *[MISS] * 9])
     store.save_snapshot("c1", 10, "t1", b"ten")
     store.save_snapshot("c1", 5, "t1", b"five")
     assert store.load_snapshot("c1", "t1") == (10, b"ten")
     assert store.load_snapshot("c1", "t2") is None
+
+
+def test_a_snapshot_is_saved_only_for_a_chat_that_reached_it(store: Store) -> None:
+    store.save_snapshot("ghost", 1, "t", b"no chat")
+    store.append("c1", "r", [ChatCreated(), MISS])
+    store.save_snapshot("c1", 3, "t", b"ahead of the log")
+    assert (store.load_snapshot("ghost", "t"), store.load_snapshot("c1", "t")) == (None, None)
+    store.save_snapshot("c1", 2, "t", b"two")
+    assert store.load_snapshot("c1", "t") == (2, b"two")
+    store.purge("c1")
+    store.save_snapshot("c1", 2, "t", b"folded before the purge")
+    assert (store.chat_ids(), store.load_snapshot("c1", "t")) == ([], None)
+
+
+def test_an_invalid_append_stores_nothing(store: Store) -> None:
+    with pytest.raises(ValueError, match="run_id"):
+        store.append("c1", "r" * 129, [ChatCreated()])
+    with pytest.raises(ValueError, match="chat_id"):
+        store.append("has space", "r", [ChatCreated()])
+    assert (store.chat_ids(), store.last_seq("c1")) == ([], 0)
+
+
+def test_an_import_that_does_not_start_a_chat_is_refused(store: Store) -> None:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    with pytest.raises(UsageError, match="at least one event"):
+        store.import_events("c1", [])
+    with pytest.raises(UsageError, match="must begin with a chat_created event, not fetch"):
+        store.import_events("c1", [Event(seq=1, at=at, chat_id="c1", run_id="r", body=MISS)])
+    with pytest.raises(UsageError, match="belong to chat 'c2', not 'c1'"):
+        store.import_events(
+            "c1", [Event(seq=1, at=at, chat_id="c2", run_id="r", body=ChatCreated())]
+        )
+    assert store.chat_ids() == []
 
 
 def test_purge_removes_everything(store: Store) -> None:
@@ -184,8 +225,45 @@ def test_snapshots_are_used_and_a_damaged_one_is_ignored(chats: Chats) -> None:
     full = chats.open("c1")
     held = chats.store.load_snapshot("c1", _tag())
     assert held is not None and held[0] >= 6
-    chats.store.save_snapshot("c1", 10**6, _tag(), b"{not json")
+    chats.store.save_snapshot("c1", full.last_seq, _tag(), b"{not json")
+    assert chats.store.load_snapshot("c1", _tag()) == (full.last_seq, b"{not json")
     assert chats.open("c1") == full
+
+
+def test_a_snapshot_folded_while_the_chat_is_purged_does_not_outlive_it(
+    store: Store, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    chats = Chats(store, snapshot_after=10**6)  # no snapshot yet
+    chats.create("x")
+    chats.append("x", "r", [user("old secret", "m1")])
+    chats.delete("x")
+    real_read = store.read
+
+    def read_then_purge(chat_id: str, **kw: Any) -> Iterator[Event]:
+        events = list(real_read(chat_id, **kw))  # open() has read the log ...
+        monkeypatch.setattr(store, "read", real_read)
+        assert Chats(store).purge_deleted() == ["x"]  # ... when retention purges it
+        yield from events
+
+    monkeypatch.setattr(store, "read", read_then_purge)
+    assert Chats(store, snapshot_after=1).open("x").deleted  # and saves a snapshot
+    assert (store.chat_ids(), store.load_snapshot("x", _tag())) == ([], None)
+    reused = chats.create("x")
+    assert (reused.last_seq, reused.deleted, reused.title) == (1, False, None)
+    assert chats.append("x", "r", [user("hi", "m1")]).title == "hi"
+
+
+def test_open_ignores_a_snapshot_past_the_end_of_the_log() -> None:
+    # Written before saves were checked: a purge raced it and the id was reused.
+    store = MemoryStore()
+    chats = Chats(store, snapshot_after=1)
+    chats.create("x")
+    chats.append("x", "r", [user("old secret", "m1")])
+    stale = chats.open("x")
+    store.purge("x")
+    chats.create("x")
+    store._snapshots["x"] = (stale.last_seq, _tag(), stale.model_dump_json().encode())
+    assert chats.open("x").title is None
 
 
 def test_export_and_import_restore_the_chat_exactly(chats: Chats) -> None:
@@ -222,6 +300,76 @@ def test_a_bad_import_is_refused_and_stores_nothing(
     with pytest.raises(UsageError, match=message):
         chats.import_(data)
     assert chats.store.chat_ids() == []
+
+
+@pytest.mark.parametrize(
+    ("chat_id", "data"),
+    [
+        ("../../etc", {}),
+        ("has space", {}),
+        ("x" * 65, {}),
+        ("", {}),
+        (None, {"chat_id": None}),
+        (None, {"chat_id": 7}),
+    ],
+)
+def test_an_import_under_an_invalid_chat_id_is_refused(
+    chats: Chats, chat_id: str | None, data: dict[str, object]
+) -> None:
+    chats.create("real")
+    exported = {**chats.export("real"), **data}
+    with pytest.raises(UsageError, match=r"cannot import under chat id .*URL-safe"):
+        chats.import_(exported, chat_id=chat_id)
+    assert chats.store.chat_ids() == ["real"]
+
+
+def test_an_export_without_events_or_chat_created_is_refused(chats: Chats) -> None:
+    with pytest.raises(UsageError, match="the chat export has no events"):
+        chats.import_({"format": "geomint-chat", "chat_id": "empty", "events": []})
+    chats.create("real")
+    chats.append("real", "r", [user("hi", "m1")])
+    exported = chats.export("real")
+    headless = {**exported, "events": exported["events"][1:]}
+    with pytest.raises(UsageError, match="begins with message_added, not chat_created"):
+        chats.import_(headless, chat_id="copy")
+    assert chats.store.chat_ids() == ["real"]
+    assert [c.chat_id for c in chats.list_chats()] == ["real"]
+    assert chats.purge_deleted() == []
+
+
+def test_an_export_of_two_chats_is_refused(chats: Chats) -> None:
+    chats.create("a")
+    chats.create("b")
+    chats.append("a", "r", [user("hi", "m1")])
+    mixed = chats.export("a")
+    mixed["events"][1] = {**chats.export("b")["events"][0], "seq": 2}
+    with pytest.raises(UsageError, match=r"belong to 2 chats \('a', 'b'\)"):
+        chats.import_(mixed, chat_id="copy")
+    assert chats.store.chat_ids() == ["a", "b"]
+
+
+def test_a_refused_import_leaves_no_blob_behind(chats: Chats) -> None:
+    chats.create("real")
+    exported = chats.export("real")
+    junk = _blob(b"junk")
+    with pytest.raises(UsageError, match="chat 'real' already exists"):
+        chats.import_({**exported, "blobs": dict([junk])}, chat_id="real")
+    with pytest.raises(UsageError, match=r"blob 0{12}\.\.\. does not match"):
+        chats.import_(
+            {**exported, "blobs": dict([_blob(b"a"), ("0" * 64, junk[1])])}, chat_id="orphan"
+        )
+    assert chats.store.chat_ids() == ["real"]
+    for chat_id, data in [("real", b"junk"), ("orphan", b"a")]:
+        with pytest.raises(KeyError):
+            chats.store.get_blob(chat_id, BlobRef(sha256=_sha(data), size=len(data)))
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _blob(data: bytes) -> tuple[str, dict[str, str]]:
+    return _sha(data), {"media_type": "text/plain", "data": base64.b64encode(data).decode()}
 
 
 def _ref(chats: Chats, chat_id: str):  # type: ignore[no-untyped-def]

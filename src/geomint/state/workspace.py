@@ -270,6 +270,8 @@ class _Fold:
         self.observations = list(start.observations)
         self.misses = list(start.misses)
         self.failures = list(start.failures)
+        # The ids minted so far, so an observation is checked without building a ledger.
+        self.minted = {v.id for v in start.values} | {layer.id for layer in start.layers}
 
     def apply(self, event: Event) -> None:
         data = self.data
@@ -281,6 +283,8 @@ class _Fold:
             raise CorruptLogError(
                 f"event {event.seq} follows event {data['last_seq']}: the log has a gap"
             )
+        if data["deleted"]:
+            raise CorruptLogError(f"event {event.seq} follows the chat's deletion")
         data["last_seq"] = event.seq
         data["created_at"] = data["created_at"] or event.at
         data["updated_at"] = event.at
@@ -356,10 +360,12 @@ class _Fold:
     def value(self, body: ValueMinted, _: datetime) -> None:
         self._check_new(body.value.id, self.values)
         self.values.append(body.value)
+        self.minted.add(body.value.id)
 
     def layer(self, body: LayerMinted, _: datetime) -> None:
         self._check_new(body.layer.id, self.layers)
         self.layers.append(body.layer)
+        self.minted.add(body.layer.id)
 
     @staticmethod
     def _check_new(record_id: str, minted: list[Value] | list[Layer]) -> None:
@@ -368,9 +374,14 @@ class _Fold:
             raise CorruptLogError(f"{record_id} minted after {minted[-1].id}: ids only grow")
 
     def observation(self, body: ObservationRecorded, _: datetime) -> None:
+        for value_id in (body.conflict.a.id, body.conflict.b.id):
+            if value_id not in self.minted:
+                raise CorruptLogError(f"observation of {value_id}, which was never minted")
         self.observations.append(body.conflict)
 
     def asked(self, body: ApprovalAsked, _: datetime) -> None:
+        if body.approval_id in self.approvals:
+            raise CorruptLogError(f"approval {body.approval_id!r} asked twice")
         self.approvals[body.approval_id] = Approval.model_construct(
             asked=body, answer="pending", reason=""
         )

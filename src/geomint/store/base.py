@@ -48,7 +48,8 @@ class ConcurrentAppendError(StoreError):
 
 
 class StoreUnavailableError(StoreError, OperatorError):
-    """The store's server cannot be reached, or refused the connection."""
+    """The store cannot be used now: its server cannot be reached or refused the
+    connection, or another process has held its database's write lock too long."""
 
 
 class NoSuchChatError(StoreError, UsageError):
@@ -101,11 +102,21 @@ class Store(Protocol):
         """Yield a chat's events with ``seq > after`` in order, optionally of one run."""
         ...
 
-    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
-        """Store already-stamped events (an import) into a chat that has none.
+    def import_events(
+        self, chat_id: str, events: Sequence[Event], blobs: Sequence[tuple[bytes, str]] = ()
+    ) -> None:
+        """Store already-stamped events (an import), and their blobs, into a new chat.
+
+        Either everything is stored or nothing is.
+
+        Args:
+            chat_id: The chat; it must have no events.
+            events: The chat's events, numbered from 1, beginning with ``chat_created``.
+            blobs: ``(data, media_type)`` of each blob the events name.
 
         Raises:
-            UsageError: The chat already has events.
+            UsageError: The chat already has events, or the events do not start a chat
+                (see :func:`check_import`).
         """
         ...
 
@@ -126,7 +137,12 @@ class Store(Protocol):
         ...
 
     def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
-        """Keep one snapshot per chat: ``data`` folds events up to ``seq``."""
+        """Keep one snapshot per chat: ``data`` folds events up to ``seq``.
+
+        Atomically, nothing is saved unless the chat exists and has reached ``seq``, so a
+        snapshot folded before a purge cannot outlive it; nor does one replace a
+        snapshot at a later sequence number.
+        """
         ...
 
     def load_snapshot(self, chat_id: str, tag: str) -> tuple[int, bytes] | None:
@@ -143,11 +159,24 @@ class Store(Protocol):
 
 
 def check_import(chat_id: str, last_seq: int, events: Sequence[Event]) -> None:
-    """Refuse an import into a chat with events, or of events that are not 1, 2, 3, ..."""
+    """Refuse an import into a chat with events, or of events that do not start a chat.
+
+    The events must be numbered 1, 2, 3, ... without gaps, belong to ``chat_id`` and
+    begin with ``chat_created``: anything else would leave a chat no fold can open.
+    """
     if last_seq:
         raise UsageError(f"chat {chat_id!r} already exists; import it under another id")
+    if not events:
+        raise UsageError("an import needs at least one event; this one has none")
+    if events[0].body.type != "chat_created":
+        raise UsageError(
+            f"an imported chat must begin with a chat_created event, not {events[0].body.type}"
+        )
     if [e.seq for e in events] != list(range(1, len(events) + 1)):
         raise UsageError("imported events must be numbered 1, 2, 3, ... without gaps")
+    strays = sorted({e.chat_id for e in events} - {chat_id})
+    if strays:
+        raise UsageError(f"imported events belong to chat {strays[0]!r}, not {chat_id!r}")
 
 
 def check_bodies(bodies: Sequence[EventBody]) -> None:

@@ -31,7 +31,7 @@ from geomint.state.events import (
     EventBody,
     is_chat_id,
 )
-from geomint.state.workspace import Workspace, fold
+from geomint.state.workspace import CorruptLogError, Workspace, fold
 from geomint.store.base import ConcurrentAppendError, NoSuchChatError, Store, StoreError
 
 __all__ = ["EXPORT_FORMAT", "ChatSummary", "Chats", "RefusedEventError"]
@@ -123,6 +123,10 @@ class Chats:
                 start = Workspace.model_validate_json(held[1])
             except ValidationError:
                 start = None  # a damaged snapshot costs a full fold, never the chat
+            # A snapshot past the log's end is not this chat's (a purge raced the save
+            # that wrote it, in an older geomint): fold from the start instead.
+            if start is not None and start.last_seq > self.store.last_seq(chat_id):
+                start = None
         base = start.last_seq if start is not None else 0
         workspace = fold(self.store.read(chat_id, after=base), start or chat_id)
         if workspace.last_seq == 0:
@@ -230,6 +234,10 @@ class Chats:
     def import_(self, data: dict[str, Any], *, chat_id: str | None = None) -> str:
         """Restore an exported chat exactly (same sequence numbers, times and runs).
 
+        Everything is checked before anything is written (the id, the events, each
+        blob's hash), and the events and blobs are stored in one step, so a refused
+        import leaves nothing behind.
+
         Args:
             data: What :meth:`export` returned.
             chat_id: Store it under another id; by default its own.
@@ -238,26 +246,47 @@ class Chats:
             The chat id it was stored under.
 
         Raises:
-            UsageError: Not an export, a damaged one, or the chat id is taken.
+            UsageError: Not an export, a damaged one, an invalid chat id, or the chat id
+                is taken.
         """
         if not isinstance(data, dict) or data.get("format") != EXPORT_FORMAT:
             raise UsageError(f"not a geomint chat export (its 'format' is not {EXPORT_FORMAT!r})")
-        target = chat_id or str(data.get("chat_id"))
+        target = chat_id if chat_id is not None else data.get("chat_id")
+        if not isinstance(target, str) or not is_chat_id(target):
+            raise UsageError(
+                f"cannot import under chat id {target!r}: a chat id is 1-64 letters, digits, "
+                "'-' or '_' (URL-safe); pass chat_id= to choose one"
+            )
         try:
             events = [EVENT_ADAPTER.validate_python(e) for e in data["events"]]
             blobs = {
                 sha: (base64.b64decode(b["data"], validate=True), str(b["media_type"]))
                 for sha, b in data.get("blobs", {}).items()
             }
-        except (KeyError, TypeError, ValueError) as exc:
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise UsageError(f"the chat export is damaged: {exc}") from None
-        events = [e.model_copy(update={"chat_id": target}) for e in events]
-        fold(events, target)  # refuses a log with gaps or contradictions before storing
-        for sha, (blob, media_type) in blobs.items():
-            ref = self.store.put_blob(target, blob, media_type)
-            if ref.sha256 != sha:
+        if not events:
+            raise UsageError("the chat export has no events; a chat begins with chat_created")
+        if not isinstance(events[0].body, ChatCreated):
+            raise UsageError(
+                f"the chat export is damaged: it begins with {events[0].body.type}, "
+                "not chat_created"
+            )
+        sources = sorted({e.chat_id for e in events})
+        if len(sources) > 1:
+            raise UsageError(
+                f"the chat export is damaged: its events belong to {len(sources)} chats "
+                f"({', '.join(map(repr, sources))}); an export holds one"
+            )
+        for sha, (blob, _) in blobs.items():
+            if hashlib.sha256(blob).hexdigest() != sha:
                 raise UsageError(f"the chat export is damaged: blob {sha[:12]}... does not match")
-        self.store.import_events(target, events)
+        events = [e.model_copy(update={"chat_id": target}) for e in events]
+        try:
+            fold(events, target)
+        except CorruptLogError as exc:
+            raise UsageError(f"the chat export is damaged: {exc}") from None
+        self.store.import_events(target, events, list(blobs.values()))
         return target
 
     def read_blob(self, chat_id: str, ref: BlobRef) -> bytes:

@@ -36,21 +36,27 @@ class MemoryStore:
             last = len(log)
             if expected_last_seq is not None and expected_last_seq != last:
                 raise ConcurrentAppendError(chat_id, expected_last_seq, last)
-            self._events[chat_id] = log
             at = datetime.now(UTC)
-            # Validating here is what the SQL stores get from parsing their rows back.
+            # Validating here is what the SQL stores do before they write; an invalid
+            # chat id, run id or body is refused before the chat is created.
             events = tuple(
                 Event(seq=last + i, at=at, chat_id=chat_id, run_id=run_id, body=body)
                 for i, body in enumerate(bodies, start=1)
             )
+            self._events[chat_id] = log
             log.extend(events)
         return events
 
-    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
-        """Store already-stamped events into a chat that has none."""
+    def import_events(
+        self, chat_id: str, events: Sequence[Event], blobs: Sequence[tuple[bytes, str]] = ()
+    ) -> None:
+        """Store already-stamped events and their blobs into a chat that has none."""
+        refs = [(blob_ref(data, media_type), bytes(data)) for data, media_type in blobs]
         with self._lock:
             check_import(chat_id, len(self._events.get(chat_id, ())), events)
             self._events[chat_id] = list(events)
+            for ref, data in refs:
+                self._blobs.setdefault((chat_id, ref.sha256), data)
 
     def read(self, chat_id: str, *, after: int = 0, run_id: str | None = None) -> Iterator[Event]:
         """Yield a chat's events after ``after``, in order."""
@@ -84,8 +90,10 @@ class MemoryStore:
                 raise KeyError(f"no blob {ref.sha256[:12]}... in chat {chat_id!r}") from None
 
     def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
-        """Keep the newest snapshot of a chat."""
+        """Keep the newest snapshot of a chat that has reached ``seq``."""
         with self._lock:
+            if len(self._events.get(chat_id, ())) < max(seq, 1):
+                return  # no such chat (purged, perhaps), or not that far yet
             held = self._snapshots.get(chat_id)
             if held is None or seq >= held[0]:
                 self._snapshots[chat_id] = (seq, tag, bytes(data))

@@ -261,8 +261,11 @@ class PostgresStore:
         base, at = int(row[0]), row[1].astimezone(UTC)
         return tuple(e.model_copy(update={"seq": base + e.seq, "at": at}) for e in drafts)
 
-    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
-        """Store already-stamped events into a chat that has none."""
+    def import_events(
+        self, chat_id: str, events: Sequence[Event], blobs: Sequence[tuple[bytes, str]] = ()
+    ) -> None:
+        """Store already-stamped events and their blobs into a chat that has none."""
+        refs = [(blob_ref(data, media_type), bytes(data)) for data, media_type in blobs]
         with self._transaction() as conn:
             # Creating or touching the row locks it, so two imports cannot both succeed.
             row = conn.execute(
@@ -290,6 +293,12 @@ class PostgresStore:
             conn.execute(
                 "UPDATE chats SET last_seq = %s WHERE chat_id = %s", (len(events), chat_id)
             )
+            for ref, data in refs:
+                conn.execute(
+                    "INSERT INTO blobs (chat_id, sha256, media_type, size, data) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                    (chat_id, ref.sha256, ref.media_type, ref.size, data),
+                )
 
     def read(self, chat_id: str, *, after: int = 0, run_id: str | None = None) -> Iterator[Event]:
         """Yield a chat's events after ``after``, in order; see the Store protocol."""
@@ -351,13 +360,21 @@ class PostgresStore:
         return bytes(row[0])
 
     def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
-        """Keep the newest snapshot of a chat."""
+        """Keep the newest snapshot of a chat that has reached ``seq``.
+
+        One statement checks the chat and writes. It locks the chat's row (``FOR SHARE``),
+        so a purge, which deletes that row first, either waits for the snapshot and then
+        deletes it, or has deleted the row and the snapshot is not written.
+        """
         with self._connection() as conn:
             conn.execute(
-                "INSERT INTO snapshots AS s (chat_id, seq, tag, data) VALUES (%s, %s, %s, %s) "
+                "INSERT INTO snapshots AS s (chat_id, seq, tag, data) "
+                "SELECT %(chat_id)s, %(seq)s, %(tag)s, %(data)s WHERE EXISTS ("
+                "SELECT 1 FROM chats WHERE chat_id = %(chat_id)s AND last_seq >= %(seq)s "
+                "FOR SHARE) "
                 "ON CONFLICT (chat_id) DO UPDATE SET seq = excluded.seq, tag = excluded.tag, "
                 "data = excluded.data WHERE excluded.seq >= s.seq",
-                (chat_id, seq, tag, bytes(data)),
+                {"chat_id": chat_id, "seq": seq, "tag": tag, "data": bytes(data)},
             )
 
     def load_snapshot(self, chat_id: str, tag: str) -> tuple[int, bytes] | None:

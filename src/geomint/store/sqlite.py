@@ -4,6 +4,10 @@ Appends run in ``BEGIN IMMEDIATE`` transactions, so writers in other threads and
 processes queue on SQLite's lock (with a busy timeout) rather than interleave, and each
 chat's sequence numbers are assigned inside the transaction without gaps. With
 ``synchronous=FULL`` a returned append has reached the disk.
+
+The store holds two connections: one writes, one reads. WAL lets the reader see the last
+commit while a writer (here or in another process) holds the write lock, so reads never
+queue behind an append waiting for that lock.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,6 +27,7 @@ from geomint.store.base import (
     CorruptStoreError,
     SchemaTooNewError,
     StoreError,
+    StoreUnavailableError,
     blob_ref,
     check_bodies,
     check_import,
@@ -42,16 +48,15 @@ def default_path() -> Path:
 
 
 class _Append:
-    """One caller's append, queued for the next group commit."""
+    """One caller's append, validated and serialised, queued for the next group commit."""
 
-    __slots__ = ("bodies", "chat_id", "done", "error", "events", "expected", "run_id")
+    __slots__ = ("bodies", "chat_id", "done", "drafts", "error", "events", "expected")
 
-    def __init__(
-        self, chat_id: str, run_id: str, bodies: tuple[EventBody, ...], expected: int | None
-    ) -> None:
-        self.chat_id = chat_id
-        self.run_id = run_id
-        self.bodies = bodies
+    def __init__(self, drafts: tuple[Event, ...], expected: int | None) -> None:
+        self.chat_id = drafts[0].chat_id
+        self.drafts = drafts
+        # Serialised here, outside the write lock, so a group commit only runs SQL.
+        self.bodies = [(e.body.type, e.body.model_dump_json()) for e in drafts]
         self.expected = expected
         self.events: tuple[Event, ...] = ()
         self.error: BaseException | None = None
@@ -59,16 +64,13 @@ class _Append:
 
 
 def _stamp(job: _Append, last: int, at: datetime) -> tuple[Event, ...]:
-    # The first event of a chat id is validated in full (that checks the chat id and the
-    # run id); the rest reuse what was checked, since only the numbers differ.
-    first = Event(seq=last + 1, at=at, chat_id=job.chat_id, run_id=job.run_id, body=job.bodies[0])
-    rest = (
+    # The drafts were validated when the append was queued; only the numbers and time change.
+    return tuple(
         Event.model_construct(
-            seq=last + i, at=at, chat_id=job.chat_id, run_id=job.run_id, body=body
+            seq=last + e.seq, at=at, chat_id=e.chat_id, run_id=e.run_id, body=e.body
         )
-        for i, body in enumerate(job.bodies[1:], start=2)
+        for e in job.drafts
     )
-    return (first, *rest)
 
 
 class SQLiteStore:
@@ -87,23 +89,56 @@ class SQLiteStore:
     def __init__(self, path: str | Path | None = None, *, durable: bool = True) -> None:
         self.path = Path(path) if path is not None else default_path()
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the writing connection
+        self._read_lock = threading.Lock()  # the reading connection
         self._queue_lock = threading.Lock()
         self._queue: list[_Append] = []
         try:
-            self._db = sqlite3.connect(
-                self.path, isolation_level=None, check_same_thread=False, timeout=30
-            )
-            self._db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+            self._db = self._connect()
             self._db.execute("PRAGMA journal_mode = WAL")
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
             self._migrate()
+            self._reader = self._connect()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
             raise CorruptStoreError(
                 f"{self.path} cannot be opened as a geomint store ({exc}); it was not "
                 "changed. Move it aside to start a new store, or restore it from a backup"
             ) from None
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        return db
+
+    def _unavailable(self, exc: sqlite3.OperationalError) -> StoreError:
+        """Say what an operational error (a lock held too long, a full disk) means."""
+        if "locked" in str(exc) or "busy" in str(exc):
+            return StoreUnavailableError(
+                f"another process has held the write lock of {self.path} for over "
+                f"{_BUSY_TIMEOUT_MS // 1000} s ({exc}); nothing was stored. Find the "
+                "process writing to it, or try again when it has finished"
+            )
+        return StoreUnavailableError(
+            f"cannot write to {self.path} ({exc}); nothing was stored. Check that the "
+            "disk has room and the file and its folder are writable"
+        )
+
+    @contextmanager
+    def _writing(self) -> Iterator[sqlite3.Connection]:
+        """Lend the writing connection in one ``BEGIN IMMEDIATE`` transaction."""
+        with self._lock:
+            db = self._db
+            try:
+                db.execute("BEGIN IMMEDIATE")
+                yield db
+                db.execute("COMMIT")
+            except BaseException as exc:
+                if db.in_transaction:
+                    db.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise self._unavailable(exc) from exc
+                raise
 
     # -- schema ----------------------------------------------------------------------------
 
@@ -139,8 +174,9 @@ class SQLiteStore:
 
     def migrations(self) -> list[str]:
         """Return the names of the migrations applied to this database, in order."""
-        with self._lock:
-            return [r[0] for r in self._db.execute("SELECT name FROM migrations ORDER BY rowid")]
+        with self._read_lock:
+            rows = self._reader.execute("SELECT name FROM migrations ORDER BY rowid")
+            return [r[0] for r in rows]
 
     # -- events ----------------------------------------------------------------------------
 
@@ -157,10 +193,23 @@ class SQLiteStore:
         Threads appending at once share commits (group commit): whichever takes the write
         lock commits every append queued behind it in one transaction, so the disk sync
         that durability costs is paid once per group rather than once per append. Each
-        append still succeeds or fails on its own.
+        append still succeeds or fails on its own: each is validated before it joins a
+        group, so one caller's bad chat id, run id or body cannot fail another's.
+
+        Raises:
+            ConcurrentAppendError: ``expected_last_seq`` no longer holds.
+            pydantic.ValidationError: The chat id, run id or a body is invalid.
+            StoreUnavailableError: Another process held the write lock for over 30 s.
         """
         check_bodies(bodies)
-        job = _Append(chat_id, run_id, tuple(bodies), expected_last_seq)
+        at = datetime.now(UTC)
+        job = _Append(
+            tuple(
+                Event(seq=i, at=at, chat_id=chat_id, run_id=run_id, body=body)
+                for i, body in enumerate(bodies, start=1)
+            ),
+            expected_last_seq,
+        )
         with self._queue_lock:
             self._queue.append(job)
         with self._lock:
@@ -193,8 +242,8 @@ class SQLiteStore:
                 job.events = _stamp(job, seq, at)
                 last[job.chat_id] = job.events[-1].seq
                 rows.extend(
-                    (e.chat_id, e.seq, e.run_id, stamp, e.body.type, e.body.model_dump_json())
-                    for e in job.events
+                    (e.chat_id, e.seq, e.run_id, stamp, kind, body)
+                    for e, (kind, body) in zip(job.events, job.bodies, strict=True)
                 )
             db.executemany(
                 "INSERT INTO events (chat_id, seq, run_id, at, type, body) "
@@ -212,55 +261,55 @@ class SQLiteStore:
         except BaseException as exc:
             if db.in_transaction:
                 db.execute("ROLLBACK")
-            # The whole group failed: every append in it fails with the same cause.
+            # The whole group failed (the jobs were validated, so the database refused
+            # it): every append in it fails with the same cause.
             for job in jobs:
                 job.events = ()
-                job.error = (
-                    exc
-                    if isinstance(exc, Exception)
-                    else StoreError(
+                if isinstance(exc, sqlite3.OperationalError):
+                    job.error = self._unavailable(exc)
+                elif isinstance(exc, Exception):
+                    job.error = exc
+                else:
+                    job.error = StoreError(
                         f"the append was interrupted ({type(exc).__name__}); nothing was stored"
                     )
-                )
             if not isinstance(exc, Exception):
                 raise
         finally:
             for job in jobs:
                 job.done = True
 
-    def import_events(self, chat_id: str, events: Sequence[Event]) -> None:
-        """Store already-stamped events into a chat that has none."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(
-                    "SELECT last_seq FROM chats WHERE chat_id = ?", (chat_id,)
-                ).fetchone()
-                check_import(chat_id, row[0] if row else 0, events)
-                db.executemany(
-                    "INSERT INTO events (chat_id, seq, run_id, at, type, body) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    [
-                        (
-                            chat_id,
-                            e.seq,
-                            e.run_id,
-                            e.at.isoformat(),
-                            e.body.type,
-                            e.body.model_dump_json(),
-                        )
-                        for e in events
-                    ],
-                )
-                db.execute(
-                    "INSERT INTO chats (chat_id, last_seq) VALUES (?, ?)", (chat_id, len(events))
-                )
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+    def import_events(
+        self, chat_id: str, events: Sequence[Event], blobs: Sequence[tuple[bytes, str]] = ()
+    ) -> None:
+        """Store already-stamped events and their blobs into a chat that has none."""
+        refs = [(blob_ref(data, media_type), data) for data, media_type in blobs]
+        with self._writing() as db:
+            row = db.execute("SELECT last_seq FROM chats WHERE chat_id = ?", (chat_id,)).fetchone()
+            check_import(chat_id, row[0] if row else 0, events)
+            db.executemany(
+                "INSERT INTO events (chat_id, seq, run_id, at, type, body) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    (
+                        chat_id,
+                        e.seq,
+                        e.run_id,
+                        e.at.isoformat(),
+                        e.body.type,
+                        e.body.model_dump_json(),
+                    )
+                    for e in events
+                ],
+            )
+            db.execute(
+                "INSERT INTO chats (chat_id, last_seq) VALUES (?, ?)", (chat_id, len(events))
+            )
+            db.executemany(
+                "INSERT INTO blobs (chat_id, sha256, media_type, size, data) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                [(chat_id, ref.sha256, ref.media_type, ref.size, data) for ref, data in refs],
+            )
 
     def read(self, chat_id: str, *, after: int = 0, run_id: str | None = None) -> Iterator[Event]:
         """Yield a chat's events after ``after``, in order; see the Store protocol."""
@@ -269,8 +318,8 @@ class SQLiteStore:
         if run_id is not None:
             query += " AND run_id = ?"
             params += (run_id,)
-        with self._lock:
-            rows = self._db.execute(query + " ORDER BY seq", params).fetchall()
+        with self._read_lock:
+            rows = self._reader.execute(query + " ORDER BY seq", params).fetchall()
         for seq, run, at, body in rows:
             yield Event.model_construct(
                 seq=seq,
@@ -282,24 +331,25 @@ class SQLiteStore:
 
     def last_seq(self, chat_id: str) -> int:
         """Return the chat's last sequence number (0 when it has none)."""
-        with self._lock:
-            row = self._db.execute(
+        with self._read_lock:
+            row = self._reader.execute(
                 "SELECT last_seq FROM chats WHERE chat_id = ?", (chat_id,)
             ).fetchone()
         return int(row[0]) if row else 0
 
     def chat_ids(self) -> list[str]:
         """Return every chat id, deleted ones included."""
-        with self._lock:
-            return [r[0] for r in self._db.execute("SELECT chat_id FROM chats ORDER BY chat_id")]
+        with self._read_lock:
+            rows = self._reader.execute("SELECT chat_id FROM chats ORDER BY chat_id")
+            return [r[0] for r in rows]
 
     # -- blobs and snapshots ---------------------------------------------------------------
 
     def put_blob(self, chat_id: str, data: bytes, media_type: str) -> BlobRef:
         """Store ``data`` once per content hash in this chat; return its reference."""
         ref = blob_ref(data, media_type)
-        with self._lock:
-            self._db.execute(
+        with self._writing() as db:
+            db.execute(
                 "INSERT INTO blobs (chat_id, sha256, media_type, size, data) "
                 "VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
                 (chat_id, ref.sha256, media_type, ref.size, data),
@@ -312,8 +362,8 @@ class SQLiteStore:
         Raises:
             KeyError: No such blob in this chat.
         """
-        with self._lock:
-            row = self._db.execute(
+        with self._read_lock:
+            row = self._reader.execute(
                 "SELECT data FROM blobs WHERE chat_id = ? AND sha256 = ?", (chat_id, ref.sha256)
             ).fetchone()
         if row is None:
@@ -321,46 +371,43 @@ class SQLiteStore:
         return bytes(row[0])
 
     def save_snapshot(self, chat_id: str, seq: int, tag: str, data: bytes) -> None:
-        """Keep the newest snapshot of a chat."""
-        with self._lock:
-            self._db.execute(
-                "INSERT INTO snapshots (chat_id, seq, tag, data) VALUES (?, ?, ?, ?) "
+        """Keep the newest snapshot of a chat that has reached ``seq``.
+
+        One statement checks the chat and writes, so a purge cannot slip in between.
+        """
+        with self._writing() as db:
+            db.execute(
+                "INSERT INTO snapshots (chat_id, seq, tag, data) SELECT ?, ?, ?, ? "
+                "WHERE EXISTS (SELECT 1 FROM chats WHERE chat_id = ? AND last_seq >= ?) "
                 "ON CONFLICT (chat_id) DO UPDATE SET seq = excluded.seq, tag = excluded.tag, "
                 "data = excluded.data WHERE excluded.seq >= snapshots.seq",
-                (chat_id, seq, tag, data),
+                (chat_id, seq, tag, data, chat_id, seq),
             )
 
     def load_snapshot(self, chat_id: str, tag: str) -> tuple[int, bytes] | None:
         """Return the chat's snapshot if one was written with ``tag``."""
-        with self._lock:
-            row = self._db.execute(
+        with self._read_lock:
+            row = self._reader.execute(
                 "SELECT seq, data FROM snapshots WHERE chat_id = ? AND tag = ?", (chat_id, tag)
             ).fetchone()
         return (int(row[0]), bytes(row[1])) if row else None
 
     def purge(self, chat_id: str) -> None:
         """Remove every trace of a chat."""
-        with self._lock:
-            db = self._db
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                for table in ("events", "blobs", "snapshots", "chats"):
-                    db.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))  # noqa: S608
-                db.execute("COMMIT")
-            except BaseException:
-                if db.in_transaction:
-                    db.execute("ROLLBACK")
-                raise
+        with self._writing() as db:
+            for table in ("events", "blobs", "snapshots", "chats"):
+                db.execute(f"DELETE FROM {table} WHERE chat_id = ?", (chat_id,))  # noqa: S608
 
     def close(self) -> None:
-        """Close the connection."""
-        with self._lock:
+        """Close the connections."""
+        with self._lock, self._read_lock:
             self._close_quietly()
 
     def _close_quietly(self) -> None:
-        db = getattr(self, "_db", None)
-        if db is not None:
-            db.close()
+        for name in ("_reader", "_db"):
+            db = getattr(self, name, None)
+            if db is not None:
+                db.close()
 
     def __enter__(self) -> SQLiteStore:
         return self

@@ -177,3 +177,83 @@ def test_property_numbers_keep_fifteen_significant_digits(tmp_path: Path) -> Non
     for source in (frame, tmp_path / "precise.gpkg"):
         got = [f["properties"]["x"] for f in load(source).data["features"]]
         assert got == [1234.56789012345, 0.000123456789012345]
+
+
+def test_csv_with_old_mac_line_endings_loads() -> None:
+    data = load(b'name,lat,lon\r"a",52.1,4.9\r"b",52.2,5.0\r', label="mac.csv").data
+    assert [f["properties"] for f in data["features"]] == [{"name": "a"}, {"name": "b"}]
+    assert data["features"][1]["geometry"]["coordinates"] == [5.0, 52.2]
+
+
+@pytest.mark.parametrize(
+    ("column", "values", "expected"),
+    [
+        ("ints", ["7", "-12", "0"], [7, -12, 0]),
+        ("floats", ["0.5", "-0.25", "1e-05"], [0.5, -0.25, 1e-05]),
+        ("ints with a gap", ["7", "", "9"], [7, None, 9]),
+        ("a double's 17 digits", ["0.30000000000000004", "1"], [0.30000000000000004, 1]),
+        ("leading zeros", ["007", "01234", "5"], ["007", "01234", "5"]),
+        ("plus sign", ["+5", "6"], ["+5", "6"]),
+        ("spaces", [" 5", "6"], [" 5", "6"]),
+        ("minus zero", ["-0", "6"], ["-0", "6"]),
+        ("bare point", [".5", "6"], [".5", "6"]),
+        ("beyond a double", ["1e999", "6"], ["1e999", "6"]),
+        ("beyond 64 bits", ["12345678901234567890", "6"], ["12345678901234567890", "6"]),
+        ("more digits than a double", ["0.1000000000000000055511", "6"], None),
+        ("words", ["True", "6"], ["True", "6"]),
+    ],
+)
+def test_csv_columns_become_numbers_only_when_nothing_changes(
+    column: str, values: list[str], expected: list[object] | None
+) -> None:
+    rows = "".join(f"{v},{i},{i}\n" for i, v in enumerate(values))
+    layer = load(f"value,lon,lat\n{rows}".encode(), label=f"{column}.csv")
+    got = [f["properties"]["value"] for f in layer.data["features"]]
+    assert got == (expected if expected is not None else values)
+    assert [type(v) for v in got] == [type(v) for v in (expected or values)]
+
+
+def test_csv_with_excel_trailing_unnamed_columns_loads() -> None:
+    layer = load(b"name,lat,lon,,\na,52.1,4.9,,\nb,52.2,5.0,,\n", label="excel.csv")
+    assert [f["properties"] for f in layer.data["features"]] == [{"name": "a"}, {"name": "b"}]
+
+
+def test_geoparquet_bytes_become_base64_and_a_second_geometry_wkt(tmp_path: Path) -> None:
+    frame = gpd.GeoDataFrame(
+        {"blob": [b"\x00\xffabc", None], "other": gpd.GeoSeries([shapely.Point(1, 2), None])},
+        geometry=[shapely.Point(4.9, 52.1), shapely.Point(5, 52)],
+        crs=4326,
+    )
+    frame.to_parquet(tmp_path / "blobs.parquet")
+    for source in (tmp_path / "blobs.parquet", frame):
+        props = [f["properties"] for f in load(source).data["features"]]
+        assert props == [
+            {"blob": "AP9hYmM=", "other": "POINT (1 2)"},
+            {"blob": None, "other": None},
+        ]
+
+
+@pytest.mark.parametrize("labels", [["a", "a"], [0, "0"]], ids=["repeated", "int-and-str"])
+def test_columns_that_share_a_name_are_refused(labels: list[object]) -> None:
+    from geomint.intake._table_json import table_json
+
+    frame = pd.DataFrame([[1, 2.5]], columns=labels)
+    name = str(labels[0])
+    with pytest.raises(ValueError, match=f"more than one column named '{name}'; rename the"):
+        table_json(frame)
+    layer = gpd.GeoDataFrame(frame, geometry=[shapely.Point(1, 2)], crs=4326)
+    with pytest.raises(IntakeError, match=f"more than one column named '{name}'"):
+        load(layer)
+
+
+def test_kml_with_a_long_preamble_loads(files: Path) -> None:
+    kml = (files / "towns.kml").read_bytes()
+    body = kml[kml.index(b"<kml") :]
+    preamble = b'<?xml version="1.0"?>\n<!--' + b"x" * 2000 + b"-->\n<?style x?>\n"
+    layer = load(preamble + body, label="long.kml")
+    assert _names_and_points(layer.data) == EXPECTED
+
+
+@pytest.mark.parametrize("raw", [b"name,lat,lon", b"name,lat,lon\n", b"name,lat,lon\r"])
+def test_csv_with_a_header_only_is_an_empty_layer(raw: bytes) -> None:
+    assert load(raw, label="empty.csv").data["features"] == []

@@ -7,6 +7,8 @@ with both named, rather than handed to a parser that would fail obscurely.
 
 from __future__ import annotations
 
+import re
+
 from geomint.intake.errors import IntakeError
 
 __all__ = ["BINARY", "FORMATS", "sniff"]
@@ -79,18 +81,61 @@ _FOREIGN = (
 )
 
 
+# What may stand before an XML document's root element: white space, the declaration and
+# processing instructions, comments, and a DOCTYPE without an internal subset.
+_PROLOG = re.compile(
+    rb"""\s+|<\?.*?\?>|<!--.*?-->|<!DOCTYPE(?:[^\[>"']|"[^"]*"|'[^']*')*>""", re.S | re.I
+)
+_KML_ROOT = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?kml[\s/>]")
+_INTERNAL_DTD = re.compile(rb"<!DOCTYPE(?:[^\[>\"']|\"[^\"]*\"|'[^']*')*\[", re.I)
+
+
+def _xml(text: bytes) -> str:
+    """Say what XML ``text`` is: "kml" only when the root element is ``<kml>``.
+
+    A document that merely mentions ``<kml`` (in a comment, say, of a GDAL VRT file) is
+    not KML, and must not reach a reader that would open it as what it really is.
+    """
+    at = 0
+    while (prolog := _PROLOG.match(text, at)) is not None:
+        at = prolog.end()
+    if _KML_ROOT.match(text, at):
+        return "kml"
+    if _INTERNAL_DTD.match(text, at):
+        return "dtd"
+    return "html" if b"<html" in text.lower() else "xml"
+
+
 def _by_content(head: bytes) -> str | None:
     for magic, fmt in _MAGIC:
         if head.startswith(magic):
             return fmt
     if head.startswith((b"\xff\xfe", b"\xfe\xff", b"\x00")) or head[1:2] == b"\x00":
-        return "json"  # UTF-16/32 text: the JSON reader decodes it or says why not
-    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:512].lower()
+        return "wide"  # UTF-16/32 text: the JSON reader decodes it or says why not
+    text = head.lstrip(b"\xef\xbb\xbf \t\r\n")
     if text.startswith((b"{", b"[")):
         return "json"
     if text.startswith(b"<"):
-        return "kml" if b"<kml" in text else "xml"
+        return _xml(text)
     return None
+
+
+# What to call content that is no format of its own, or none geomint reads.
+_CONTENT = {
+    "zip": "a zip archive",
+    "json": "JSON",
+    "wide": "UTF-16 text",
+    "html": "an HTML page",
+    "xml": "an XML document",
+}
+
+# The names content may stand under, where more than its own: a zip is a zipped Shapefile
+# unless named KMZ; JSON is GeoJSON; UTF-16 text is JSON or CSV, whose readers say if not.
+_NAMES_FOR = {
+    "zip": {"", "shapefile", "kmz"},
+    "json": {"", "geojson", "geojsonseq"},
+    "wide": {"", "geojson", "geojsonseq", "csv"},
+}
 
 
 def _refusal(head: bytes) -> str | None:
@@ -123,30 +168,42 @@ def sniff(head: bytes, *, name: str = "", media_type: str = "") -> str:
     Raises:
         IntakeError: The bytes are no format geomint reads, or contradict the name.
     """
-    named = suffix_of(name) or _MEDIA_TYPES.get(media_type, "")
+    by_name = suffix_of(name)
+    named = by_name or _MEDIA_TYPES.get(media_type, "")
     if not head.strip(b"\xef\xbb\xbf \t\r\n"):
         return named or "geojson"  # its reader says precisely how it is empty
-    found = _by_content(head)
     foreign = _refusal(head)
     if foreign:
         raise IntakeError([foreign])
-    if found == "zip":
-        return "kmz" if named == "kmz" else "shapefile"
-    if found == "json":
-        return named if named in {"geojson", "geojsonseq"} else "geojson"
-    if found == "xml":
-        what = "an HTML page" if b"<html" in head[:1024].lower() else "an XML document"
+    found = _by_content(head)
+    if found == "wide" and named in BINARY:
+        found = None  # zero bytes under a binary format's name: a damaged file, not text
+    if found in {"html", "xml"}:
         raise IntakeError(
-            [f"this is {what}, not KML or any geodata geomint reads; check the link or file"]
+            [
+                f"this is {_CONTENT[found]}, not KML or any geodata geomint reads; "
+                "check the link or file"
+            ]
         )
+    if found == "dtd":
+        raise IntakeError(
+            [
+                "this XML document declares its own DTD (<!DOCTYPE ... [ ... ]>), which KML "
+                "never needs and geomint does not read; remove the DOCTYPE"
+            ]
+        )
+    if found is not None and named not in _NAMES_FOR.get(found, {"", found}):
+        what = _CONTENT.get(found) or FORMATS[found]
+        if by_name:
+            how, fix = f"named as {FORMATS[named]}", "rename the file to match what it holds"
+        else:
+            how, fix = f"served as {media_type} ({FORMATS[named]})", "check the link"
+        raise IntakeError([f"{how} but the content is {what}; {fix}"])
+    if found == "zip":
+        return named or "shapefile"
+    if found in {"json", "wide"}:
+        return named or "geojson"
     if found is not None:
-        if named and named != found and named not in {"csv"}:
-            raise IntakeError(
-                [
-                    f"named as {FORMATS[named]} but the content is {FORMATS[found]}; "
-                    "rename the file to match what it holds"
-                ]
-            )
         return found
     if named in BINARY:
         raise IntakeError(

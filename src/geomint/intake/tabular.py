@@ -1,8 +1,13 @@
 """CSV with longitude/latitude or WKT columns, to a GeoJSON FeatureCollection dict.
 
-CSV is parsed here, in the application process, by pandas' C tokenizer: it allocates in
+CSV is parsed here, in the application process, by Arrow's CSV reader: it allocates in
 proportion to the input, which the byte cap already bounds, and it has no format-driven
 code paths the way GDAL's binary drivers do.
+
+Every column is read as text. A property column becomes numbers only when each of its
+values is written the way a number is (``12``, ``-0.5``, ``1e-05``): ``007`` and ``01234``
+stay text, as do values with a ``+``, spaces or thousands separators, or more digits than
+a double holds.
 """
 
 from __future__ import annotations
@@ -10,7 +15,8 @@ from __future__ import annotations
 import csv
 import io
 import json
-import warnings
+import re
+from decimal import Decimal
 from typing import Any
 
 from geomint.intake._table_json import records, table_json
@@ -23,6 +29,14 @@ _LAT = ("lat", "latitude", "y")
 _WKT = ("wkt", "geometry", "geom", "the_geom", "wkt_geom", "shape")
 _DELIMITERS = (",", ";", "\t", "|")
 _SHOWN_ROWS = 5
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+# A number written the one way that reads back as itself: no sign but "-", no leading
+# zeros ("0" and "0.5" aside), no spaces, no thousands separators, no "-0". Plain enough
+# for RE2, which pandas hands the match to when Arrow holds the text.
+_NUMBER = r"(?:0|-?(?:[1-9][0-9]*(?:\.[0-9]+)?|0\.[0-9]+))(?:[eE][-+]?[0-9]+)?"
+# Sixteen digits or more: a double may not hold them all.
+_LONG = r"(?:[0-9]\.?){16}"
 
 
 def _text(raw: bytes, source: str) -> str:
@@ -41,20 +55,134 @@ def _text(raw: bytes, source: str) -> str:
 
 
 def _header(text: str, source: str) -> tuple[str, list[str]]:
-    first = text.split("\n", 1)[0].rstrip("\r")
+    first = _LINE_END.split(text, maxsplit=1)[0]
     if not first.strip():
         raise IntakeError(["the CSV is empty: it has no header line"], source=source)
     delimiter = max(_DELIMITERS, key=first.count)
-    names = next(csv.reader([first], delimiter=delimiter))
+    try:
+        names = next(csv.reader([first], delimiter=delimiter))
+    except csv.Error as exc:
+        raise IntakeError(
+            [f"the CSV header line cannot be read ({exc}); fix the first line"], source=source
+        ) from None
     seen: set[str] = set()
     for name in names:
-        if name in seen:
+        if name in seen and name.strip():
             raise IntakeError(
                 [f"the CSV header names column {name!r} twice; rename one of them"],
                 source=source,
             )
         seen.add(name)
     return delimiter, names
+
+
+def _table(text: str, delimiter: str, names: list[str], source: str) -> Any:
+    """Read every field as text (empty ones as null) into a pandas DataFrame.
+
+    Arrow's CSV reader does it in C++ and, unlike pandas, refuses a row whose field count
+    differs from the header's rather than padding it with empty values.
+    """
+    import pyarrow as pa  # noqa: PLC0415
+    import pyarrow.csv as pa_csv  # noqa: PLC0415
+
+    # Unnamed columns get names no header can hold, so that they stay apart.
+    labels = [n if n.strip() else f"\x00{i}" for i, n in enumerate(names)]
+    ragged: list[str] = []
+
+    def stop_at_ragged(row: Any) -> str:
+        if not row.text.strip():
+            return "skip"  # a line of spaces is a blank line, as pandas reads it
+        ragged.append(row.text)
+        return "error"
+
+    # Arrow cannot skip a header line that has no line break after it.
+    data = text.encode("utf-8") + (b"" if text.endswith(("\n", "\r")) else b"\n")
+    try:
+        table = pa_csv.read_csv(
+            io.BytesIO(data),
+            read_options=pa_csv.ReadOptions(
+                column_names=labels, skip_rows=1, block_size=max(1 << 20, len(data) + 1)
+            ),
+            parse_options=pa_csv.ParseOptions(
+                delimiter=delimiter, newlines_in_values=True, invalid_row_handler=stop_at_ragged
+            ),
+            convert_options=pa_csv.ConvertOptions(
+                column_types=dict.fromkeys(labels, pa.string()),
+                null_values=[""],
+                strings_can_be_null=True,
+            ),
+        )
+    except pa.ArrowInvalid as exc:
+        if ragged:
+            raise IntakeError([_ragged(text, delimiter, names, ragged[0])], source=source) from None
+        message = str(exc).strip().splitlines()[-1][:200]
+        raise IntakeError(
+            [f"the CSV cannot be read ({message}); fix that line"], source=source
+        ) from None
+    return table.to_pandas()
+
+
+def _ragged(text: str, delimiter: str, names: list[str], row_text: str) -> str:
+    """Say which line has a field count other than the header's (only on refusal)."""
+    limit = csv.field_size_limit()
+    csv.field_size_limit(max(limit, len(text)))  # a WKT polygon may be one long field
+    try:
+        rows = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+        for row in rows:
+            if row and any(f.strip() for f in row) and len(row) != len(names):
+                where, count = f"line {rows.line_num}", len(row)
+                break
+        else:
+            where, count = f"the row {row_text[:80]!r}", row_text.count(delimiter) + 1
+    except csv.Error:
+        where, count = f"the row {row_text[:80]!r}", row_text.count(delimiter) + 1
+    finally:
+        csv.field_size_limit(limit)
+    fields = f"{count} field{'s' if count != 1 else ''}"
+    return (
+        f"the CSV rows do not line up with its header: {where} has {fields}, the header "
+        f"{len(names)}; fix that line"
+    )
+
+
+def _unnamed(frame: Any, names: list[str], source: str) -> Any:
+    """Drop the columns the header leaves unnamed (Excel's trailing ``,,``) if empty."""
+    unnamed = [c for c, n in zip(frame.columns, names, strict=True) if not n.strip()]
+    for position, column in enumerate(frame.columns):
+        if column in unnamed and frame[column].notna().any():
+            first = int(frame[column].notna().to_numpy().nonzero()[0][0])
+            raise IntakeError(
+                [
+                    f"column {position + 1} has no name in the CSV header but holds values "
+                    f"({_rows([first])}); name it in the header"
+                ],
+                source=source,
+            )
+    return frame.drop(columns=unnamed)
+
+
+def _typed(column: Any) -> Any:
+    """Return a text column as numbers if every value is written as one, else as it is."""
+    import numpy as np  # noqa: PLC0415
+
+    present = column.dropna()
+    if present.empty or not present.str.fullmatch(_NUMBER).all():
+        return column
+    if not present.str.contains("[.eE]").any():
+        try:
+            numbers = present.astype("int64")
+        except (OverflowError, ValueError):
+            return column  # an integer beyond 64 bits
+        return (
+            numbers.astype("Int64").reindex(column.index) if len(present) < len(column) else numbers
+        )
+    numbers = present.astype("float64")
+    if not np.isfinite(numbers.to_numpy()).all():
+        return column  # "1e999"
+    long = present[present.str.contains(_LONG)].tolist()
+    if any(Decimal(v) != Decimal(repr(float(v))) for v in long):
+        return column  # more digits than a double holds
+    return numbers.reindex(column.index)
 
 
 def _pick(names: list[str], wanted: tuple[str, ...]) -> str | None:
@@ -108,7 +236,6 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
         IntakeError: Not UTF-8, no header, duplicate or missing coordinate columns,
             ragged rows, or coordinates that are not numbers or WKT.
     """
-    import pandas as pd  # noqa: PLC0415 - pandas is loaded only when a CSV arrives
     import shapely  # noqa: PLC0415
 
     text = _text(raw, source)
@@ -124,24 +251,8 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
             source=source,
         )
     geometry_columns = [lon, lat] if lon and lat else [wkt]
-    try:
-        with warnings.catch_warnings():
-            # Rows longer than the header would silently become an index: refuse them.
-            warnings.simplefilter("error", pd.errors.ParserWarning)
-            frame = pd.read_csv(
-                io.StringIO(text),
-                sep=delimiter,
-                dtype={c: str for c in geometry_columns},
-                keep_default_na=False,
-                na_values=[""],
-                index_col=False,
-            )
-    except (pd.errors.ParserError, pd.errors.ParserWarning, ValueError) as exc:
-        message = str(exc).strip().splitlines()[-1][:200]
-        raise IntakeError(
-            [f"the CSV rows do not line up with its header ({message}); fix that line"],
-            source=source,
-        ) from None
+    frame = _table(text, delimiter, names, source)
+    frame = _unnamed(frame, names, source)
     if lon and lat:
         notes.append(f"points from columns {lon!r} and {lat!r} (WGS84 degrees)")
         xs, ys = _numbers(frame[lon], delimiter, notes), _numbers(frame[lat], delimiter, notes)
@@ -175,6 +286,7 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
             for g, v in zip(shapely.to_geojson(shapes).tolist(), values, strict=True)
         ]
     properties = frame.drop(columns=geometry_columns)
+    properties = properties.assign(**{c: _typed(properties[c]) for c in properties.columns})
     columns, rows, float_columns, floats = table_json(properties)
     rows_of = records(columns, json.loads(rows), float_columns, json.loads(floats))
     features = [

@@ -1,0 +1,203 @@
+"""ToolEntry, scopable tool builders, and merging an application's tools into the defaults.
+
+A registry is data: a flat mapping of tool name to a :class:`ToolEntry` (or to a
+:class:`ToolBuilder` that makes the entry for a turn's scope). An application removes a
+default (``{"set_language": False}``), replaces one (same name), adds its own, or starts
+from none (``include_default_tools=False``) and re-adds a few; :func:`resolve_tools` does
+the merge and refuses what it cannot do, naming the near miss rather than guessing it.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+from geomint.errors import UsageError
+
+__all__ = ["ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
+
+_NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+
+#: What executes a tool: its validated input and the run's context, to a JSON-able result.
+Execute = Callable[[BaseModel, Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolEntry:
+    """One tool the model may call, and what the classifier and ``help`` know of it.
+
+    Attributes:
+        description: The full description the model reads.
+        input_schema: The pydantic model its arguments are validated against.
+        execute: ``async (input, ctx) -> result``; it returns a result or a structured
+            error and never raises into the tool loop.
+        output_schema: The shape of its result, when it has a fixed one.
+        classification_prompt: One line: when the classifier should activate it.
+        tags: Categories for ``help`` (``"route"``, ``"data"``).
+        examples: Usage examples ``help`` shows.
+        example_prompts: Things a person might say that need it.
+        related_tools: Tools often used with it.
+        depends_on: Tools that must run before it in a turn.
+        scope_schema: For a scopable tool, the shape of its scope (e.g. ``{"kinds": [...]}``).
+        scope_prompt: For a scopable tool, how the classifier should fill the scope.
+        requires_approval: A person must approve each call.
+    """
+
+    description: str
+    input_schema: type[BaseModel]
+    execute: Execute
+    output_schema: type[BaseModel] | None = None
+    classification_prompt: str = ""
+    tags: tuple[str, ...] = ()
+    examples: tuple[str, ...] = ()
+    example_prompts: tuple[str, ...] = ()
+    related_tools: tuple[str, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    scope_schema: type[BaseModel] | None = None
+    scope_prompt: str = ""
+    requires_approval: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.description.strip():
+            raise UsageError("a ToolEntry needs a description the model can read")
+        if not (isinstance(self.input_schema, type) and issubclass(self.input_schema, BaseModel)):
+            raise UsageError(
+                f"input_schema must be a pydantic model class, got {self.input_schema!r}"
+            )
+        if (self.scope_schema is None) != (not self.scope_prompt):
+            raise UsageError(
+                "a scopable tool needs both scope_schema and scope_prompt; give both or neither"
+            )
+
+    @property
+    def scopable(self) -> bool:
+        """True when the classifier emits a scope for this tool."""
+        return self.scope_schema is not None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolBuilder:
+    """A scopable tool whose entry is rebuilt each turn for the scope the classifier chose.
+
+    Attributes:
+        build: ``(scope or None) -> ToolEntry``; None builds the terse unscoped entry.
+        scope_schema: The shape of the scope.
+        scope_prompt: How the classifier should fill it.
+        classification_prompt: One line: when to activate the tool.
+        tags: Categories for ``help``.
+    """
+
+    build: Callable[[BaseModel | None], ToolEntry]
+    scope_schema: type[BaseModel]
+    scope_prompt: str
+    classification_prompt: str = ""
+    tags: tuple[str, ...] = field(default=())
+
+    def entry(self, scope: BaseModel | None = None) -> ToolEntry:
+        """Return the tool's entry for ``scope`` (None: unscoped)."""
+        return self.build(scope)
+
+
+#: What a registry maps a name to.
+ToolSpec = ToolEntry | ToolBuilder
+
+
+def resolve_tools(
+    defaults: Mapping[str, ToolSpec],
+    tools: Mapping[str, ToolSpec | bool] | None = None,
+    *,
+    include_default_tools: bool = True,
+) -> dict[str, ToolSpec]:
+    """Merge an application's tools into the defaults.
+
+    Args:
+        defaults: The default registry (``DEFAULT_TOOLS``).
+        tools: Per name: ``False`` removes a default, ``True`` keeps (or, with
+            ``include_default_tools=False``, re-adds) one, an entry or builder adds or
+            replaces.
+        include_default_tools: Start from the defaults (True) or from nothing.
+
+    Returns:
+        The registry for the agent, defaults first in their order, then additions.
+
+    Raises:
+        UsageError: A name that is not a valid tool name, ``False``/``True`` for a name
+            that is not a default (the near miss is named), or a value of another type.
+    """
+    resolved: dict[str, ToolSpec] = dict(defaults) if include_default_tools else {}
+    for name, spec in (tools or {}).items():
+        if not _NAME.match(name):
+            raise UsageError(
+                f"tool name {name!r} must be lower_snake_case letters and digits, "
+                "starting with a letter"
+            )
+        if isinstance(spec, bool):
+            if name not in defaults:
+                raise UsageError(
+                    f"{'remove' if not spec else 'keep'} {name!r}: there is no default tool "
+                    f"of that name{_near(name, defaults)}"
+                )
+            if spec:
+                resolved[name] = defaults[name]
+            else:
+                resolved.pop(name, None)
+        elif isinstance(spec, ToolEntry | ToolBuilder):
+            resolved[name] = spec
+        else:
+            raise UsageError(
+                f"tools[{name!r}] must be a ToolEntry, a ToolBuilder, True or False; "
+                f"got {type(spec).__name__}"
+            )
+    for name, spec in resolved.items():
+        entry = spec if isinstance(spec, ToolEntry) else None
+        for needed in entry.depends_on if entry else ():
+            if needed not in resolved:
+                raise UsageError(
+                    f"tool {name!r} depends on {needed!r}, which is not in the registry; "
+                    f"add it back or remove {name!r}"
+                )
+    return resolved
+
+
+def _near(name: str, known: Mapping[str, object]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f"; did you mean {close[0]!r}?" if close else ""
+
+
+def help_entries(registry: Mapping[str, ToolSpec], tag: str | None = None) -> list[dict[str, Any]]:
+    """What the ``help`` tool shows: each tool's description, examples and prompts.
+
+    Args:
+        registry: The active registry.
+        tag: Only tools with this tag; None for all.
+
+    Raises:
+        UsageError: ``tag`` is on no tool (the tags that exist are listed).
+    """
+    rows = []
+    tags: set[str] = set()
+    for name, spec in registry.items():
+        entry = spec if isinstance(spec, ToolEntry) else spec.entry(None)
+        tags.update(entry.tags)
+        if tag is not None and tag not in entry.tags:
+            continue
+        rows.append(
+            {
+                "name": name,
+                "description": entry.description,
+                "tags": list(entry.tags),
+                "examples": list(entry.examples),
+                "example_prompts": list(entry.example_prompts),
+                "related_tools": list(entry.related_tools),
+            }
+        )
+    if tag is not None and not rows:
+        raise UsageError(
+            f"no tool is tagged {tag!r}; the tags are {', '.join(sorted(tags)) or 'none'}"
+        )
+    return rows

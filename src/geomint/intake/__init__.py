@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from geomint.intake._confined import Converted, convert_confined
 from geomint.intake._convert import columns_rows_shapes
 from geomint.intake._parse import parse_json, parse_lines
-from geomint.intake._table_json import records
+from geomint.intake._table_json import feature_collection, records
 from geomint.intake.errors import IntakeError
 from geomint.intake.formats import BINARY, sniff
 from geomint.intake.geojson import normalise
@@ -100,17 +100,11 @@ def _in_memory(source: Any) -> Any:
         try:
             (columns, rows, float_columns, floats), shapes = columns_rows_shapes(source)
             properties = records(columns, json.loads(rows), float_columns, json.loads(floats))
+            return feature_collection(properties, json.loads(shapes))
         except ValueError as exc:
             raise IntakeError(
                 [f"cannot read the GeoDataFrame: {exc}"], source=type(source).__name__
             ) from None
-        return {
-            "type": "FeatureCollection",
-            "features": [
-                {"type": "Feature", "properties": p, "geometry": g}
-                for p, g in zip(properties, json.loads(shapes), strict=True)
-            ],
-        }
     interface = getattr(source, "__geo_interface__", None)
     if interface is None:
         raise IntakeError(

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from geomint.intake._table_json import records
+from geomint.intake._table_json import feature_collection, records
 from geomint.intake.errors import IntakeError
 
 __all__ = ["Converted", "convert_confined"]
@@ -63,21 +63,13 @@ class Converted:
         for shape here rather than trusted.
         """
         try:
-            if not isinstance(geometries, list) or len(geometries) != len(rows):
-                raise ValueError("geometries do not match the rows")
             properties = records(self.columns, rows, self.float_columns, floats)
+            return feature_collection(properties, geometries)
         except (TypeError, ValueError):
             raise IntakeError(
                 ["the reader returned parts that do not fit together; the file may be corrupt"],
                 source=source,
             ) from None
-        return {
-            "type": "FeatureCollection",
-            "features": [
-                {"type": "Feature", "properties": p, "geometry": g}
-                for p, g in zip(properties, geometries, strict=True)
-            ],
-        }
 
 
 def convert_confined(

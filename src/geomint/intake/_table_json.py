@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-__all__ = ["TableJSON", "records", "table_json"]
+__all__ = ["TableJSON", "feature_collection", "records", "table_json"]
 
 TableJSON = tuple[list[str], str, list[str], str]
 
@@ -123,3 +123,20 @@ def records(
     by_name.update(zip(float_columns, floats, strict=True))
     in_order = [by_name[c] for c in columns]
     return [dict(zip(columns, values, strict=True)) for values in zip(*in_order, strict=True)]
+
+
+def feature_collection(properties: list[dict[str, Any]], geometries: Any) -> dict[str, Any]:
+    """Zip one property dict and one geometry per row into a FeatureCollection dict.
+
+    Raises:
+        ValueError: ``geometries`` is not a list as long as ``properties``.
+    """
+    if not isinstance(geometries, list) or len(geometries) != len(properties):
+        raise ValueError("geometries do not match the rows")
+    return {
+        "type": "FeatureCollection",
+        "features": [
+            {"type": "Feature", "properties": p, "geometry": g}
+            for p, g in zip(properties, geometries, strict=True)
+        ],
+    }

@@ -19,7 +19,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
-from geomint.intake._table_json import records, table_json
+from geomint.intake._table_json import feature_collection, records, table_json
 from geomint.intake.errors import IntakeError
 
 __all__ = ["read_csv"]
@@ -289,8 +289,4 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
     properties = properties.assign(**{c: _typed(properties[c]) for c in properties.columns})
     columns, rows, float_columns, floats = table_json(properties)
     rows_of = records(columns, json.loads(rows), float_columns, json.loads(floats))
-    features = [
-        {"type": "Feature", "properties": props, "geometry": geom}
-        for props, geom in zip(rows_of, geometries, strict=True)
-    ]
-    return {"type": "FeatureCollection", "features": features}
+    return feature_collection(rows_of, geometries)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
 
@@ -26,7 +28,7 @@ from geomint.state import (
     ToolFailed,
     ValueMinted,
 )
-from geomint.store import Chats, NoSuchChatError, StoreError, open_store
+from geomint.store import Chats, StoreError, open_store
 
 __all__ = ["app"]
 
@@ -45,11 +47,19 @@ StoreOption = Annotated[
 ]
 
 
-def _chats(store: str | None) -> Chats:
+@contextmanager
+def _chats(store: str | None) -> Iterator[Chats]:
+    """Open the store for one command; a store error ends it with exit 2; always close."""
     try:
-        return Chats(open_store(store or os.environ.get("GEOMINT_STORE") or None))
+        chats = Chats(open_store(store or os.environ.get("GEOMINT_STORE") or None))
     except StoreError as exc:
         _fail(str(exc))
+    try:
+        yield chats
+    except StoreError as exc:
+        _fail(str(exc))
+    finally:
+        chats.store.close()
 
 
 def _fail(message: str) -> NoReturn:
@@ -63,15 +73,14 @@ def list_chats(
     all_: Annotated[bool, typer.Option("--all", help="Include deleted chats.")] = False,
 ) -> None:
     """List chats, newest message first."""
-    chats = _chats(store)
-    rows = chats.list_chats(include_deleted=all_)
+    with _chats(store) as chats:
+        rows = chats.list_chats(include_deleted=all_)
     if not rows:
         typer.echo("no chats")
     for row in rows:
         when = row.last_message_at or row.created_at
         stamp = when.strftime("%Y-%m-%d %H:%M") if when else "-"
         typer.echo(f"{row.chat_id}  {stamp}  {row.message_count:>3} messages  {row.title or ''}")
-    chats.store.close()
 
 
 @app.command("show")
@@ -81,13 +90,12 @@ def show(
     run: Annotated[str | None, typer.Option("--run", help="Only this run's events.")] = None,
 ) -> None:
     """Print a chat's trace: its events in order, one readable line each."""
-    chats = _chats(store)
-    events = chats.trace(chat_id, run)
+    with _chats(store) as chats:
+        events = chats.trace(chat_id, run)
     if not events:
         _fail(f"no chat {chat_id!r} in this store")
     for event in events:
         typer.echo(describe(event))
-    chats.store.close()
 
 
 @app.command("export")
@@ -97,14 +105,10 @@ def export(
     store: StoreOption = None,
 ) -> None:
     """Write a chat's events and data to a JSON file that `chats import` restores."""
-    chats = _chats(store)
-    try:
+    with _chats(store) as chats:
         data = chats.export(chat_id)
-    except NoSuchChatError as exc:
-        _fail(str(exc))
     output.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
     typer.echo(f"exported {len(data['events'])} events of {chat_id} to {output}")
-    chats.store.close()
 
 
 @app.command("import")
@@ -114,14 +118,13 @@ def import_(
     as_id: Annotated[str | None, typer.Option("--as", help="Store it under this id.")] = None,
 ) -> None:
     """Restore an exported chat exactly, under its own id or --as another."""
-    chats = _chats(store)
-    try:
-        data: Any = json.loads(file.read_text(encoding="utf-8"))
-        chat_id = chats.import_(data, chat_id=as_id)
-    except (OSError, ValueError) as exc:
-        _fail(f"{file}: {exc}")
+    with _chats(store) as chats:
+        try:
+            data: Any = json.loads(file.read_text(encoding="utf-8"))
+            chat_id = chats.import_(data, chat_id=as_id)
+        except (OSError, ValueError) as exc:
+            _fail(f"{file}: {exc}")
     typer.echo(f"imported {chat_id}")
-    chats.store.close()
 
 
 @app.command("delete")
@@ -130,24 +133,19 @@ def delete(
     store: StoreOption = None,
 ) -> None:
     """Delete a chat: it leaves listings at once; its data goes at the next `chats purge`."""
-    chats = _chats(store)
-    try:
+    with _chats(store) as chats:
         chats.delete(chat_id)
-    except StoreError as exc:
-        _fail(str(exc))
     typer.echo(f"deleted {chat_id}; run `geomint chats purge` to remove its data")
-    chats.store.close()
 
 
 @app.command("purge")
 def purge(store: StoreOption = None) -> None:
     """Retention: remove every deleted chat's events, data and snapshot for good."""
-    chats = _chats(store)
-    purged = chats.purge_deleted()
+    with _chats(store) as chats:
+        purged = chats.purge_deleted()
     typer.echo(f"purged {len(purged)} deleted chat{'s' if len(purged) != 1 else ''}")
     for chat_id in purged:
         typer.echo(f"  {chat_id}")
-    chats.store.close()
 
 
 def describe(event: Event) -> str:

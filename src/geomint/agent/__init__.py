@@ -1,4 +1,9 @@
-"""create_map_agent, the per-turn classifier and scopes, the tool loop and its events.
+"""create_map_agent, the per-turn classifier and scopes, the tool loop, and its events."""
 
-Not built yet: see the open issues.
-"""
+from __future__ import annotations
+
+from geomint.agent.classifier import Classification, classify
+from geomint.agent.events import AgentEvent
+from geomint.agent.map_agent import MapAgent, RunResult, create_map_agent
+
+__all__ = ["AgentEvent", "Classification", "MapAgent", "RunResult", "classify", "create_map_agent"]

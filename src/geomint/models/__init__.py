@@ -1,4 +1,31 @@
-"""The seam to language models (pydantic-ai underneath) and the scripted demo model.
+"""The seam to language models: pydantic-ai underneath, geomint's own names on top.
 
-Not built yet: see the open issues.
+Everything in geomint that needs a model asks :func:`resolve_model` for one, so a change in
+pydantic-ai's model API is absorbed here rather than in every caller. A spec is
+``"openai:<name>"`` or ``"anthropic:<name>"`` (built by geomint, reading ``OPENAI_API_KEY`` /
+``ANTHROPIC_API_KEY`` and the matching ``*_BASE_URL``), any other pydantic-ai
+``"provider:<name>"``, ``"demo"`` for the scripted model that needs no key, or ``None`` to read
+``GEOMINT_MODEL``.
+
+Example:
+    >>> from geomint.models import describe_model, resolve_model
+    >>> model = resolve_model(
+    ...     "openai:gpt-4.1", base_url="http://127.0.0.1:8000/v1", api_key="sk-local"
+    ... )
+    >>> describe_model(model)
+    {'name': 'gpt-4.1', 'provider': 'openai', 'demo': False}
+
+    Run it with ``async with model:`` around the agent runs, so its HTTP client is closed.
 """
+
+from __future__ import annotations
+
+from geomint.models._resolve import (
+    MODEL_ENV,
+    ModelDescription,
+    ModelSpec,
+    describe_model,
+    resolve_model,
+)
+
+__all__ = ["MODEL_ENV", "ModelDescription", "ModelSpec", "describe_model", "resolve_model"]

@@ -24,11 +24,14 @@ from geomint.state.events import (
     EventBody,
     FetchMade,
     FetchMissed,
+    FigurePresented,
     LayerMinted,
     MessageAdded,
+    MonitorSwitched,
     ObservationRecorded,
     ToolFailed,
     ValueMinted,
+    ViewChanged,
 )
 from geomint.state.workspace import Approval, CorruptLogError, Entry, Workspace, fold
 
@@ -52,11 +55,14 @@ __all__ = [
     "EventBody",
     "FetchMade",
     "FetchMissed",
+    "FigurePresented",
     "LayerMinted",
     "MessageAdded",
+    "MonitorSwitched",
     "ObservationRecorded",
     "ToolFailed",
     "ValueMinted",
+    "ViewChanged",
     "Workspace",
     "fold",
 ]

@@ -46,11 +46,14 @@ __all__ = [
     "EventBody",
     "FetchMade",
     "FetchMissed",
+    "FigurePresented",
     "LayerMinted",
     "MessageAdded",
+    "MonitorSwitched",
     "ObservationRecorded",
     "ToolFailed",
     "ValueMinted",
+    "ViewChanged",
     "is_chat_id",
 ]
 
@@ -201,6 +204,13 @@ class AnalysisRecorded(_Body):
         error: Why it failed, or None.
         monitored: Re-run when an input entry gets a new version.
         tracker: Re-run with ``previous`` and ``now`` injected, keeping a history.
+        name: The name the model gave it; re-runs of a monitor or tracker share it.
+        tool: The tool that ran it (``analyse_data``, ``create_tracker``, ...).
+        output_format: ``"json"`` or ``"chart"``.
+        result: What the code returned, when it is small enough to keep inline.
+        result_blob: Where a larger result is stored instead.
+        rule: A tracker's rule, in the model's words.
+        trigger: For a re-run, the entry version that caused it.
     """
 
     type: Literal["analysis_recorded"] = "analysis_recorded"
@@ -213,6 +223,65 @@ class AnalysisRecorded(_Body):
     error: str | None = None
     monitored: bool = False
     tracker: bool = False
+    name: str | None = Field(default=None, min_length=1, max_length=100)
+    tool: str | None = None
+    output_format: Literal["json", "chart"] = "json"
+    result: JsonValue = None
+    result_blob: BlobRef | None = None
+    rule: str | None = Field(default=None, max_length=1_000)
+    trigger: EntryVersion | None = None
+
+
+class MonitorSwitched(_Body):
+    """A monitored analysis or tracker was switched off (or back on) by name."""
+
+    type: Literal["monitor_switched"] = "monitor_switched"
+    name: str = Field(min_length=1, max_length=100)
+    on: bool
+
+
+class ViewChanged(_Body):
+    """The map's camera was moved: to a centre and zoom, or to fit a bounding box.
+
+    Attributes:
+        center: ``(longitude, latitude)`` for a fly-to.
+        zoom: The zoom level of a fly-to.
+        bbox: ``(west, south, east, north)`` to fit.
+        padding: Pixels kept clear around a fitted box.
+    """
+
+    type: Literal["view_changed"] = "view_changed"
+    center: tuple[float, float] | None = None
+    zoom: float | None = Field(default=None, ge=0, le=24)
+    bbox: tuple[float, float, float, float] | None = None
+    padding: int = Field(default=40, ge=0, le=500)
+
+    @model_validator(mode="after")
+    def _one_target(self) -> ViewChanged:
+        if (self.center is None) == (self.bbox is None):
+            raise ValueError("a view change has either a center (fly to) or a bbox (fit)")
+        if self.center is not None:
+            lon, lat = self.center
+            if not (-180 <= lon <= 180 and -90 <= lat <= 90):
+                raise ValueError(f"center must be (longitude, latitude); got {self.center!r}")
+        if self.bbox is not None:
+            west, south, east, north = self.bbox
+            if not (-180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90):
+                raise ValueError(f"bbox must be (west, south, east, north); got {self.bbox!r}")
+        return self
+
+
+class FigurePresented(_Body):
+    """Figures were put in front of the person: minted value ids only, never numbers.
+
+    Attributes:
+        value_ids: The values shown, in order.
+        title: A heading for the figure card, in the model's words.
+    """
+
+    type: Literal["figure_presented"] = "figure_presented"
+    value_ids: tuple[str, ...] = Field(min_length=1, max_length=50)
+    title: str | None = Field(default=None, max_length=200)
 
 
 class ValueMinted(_Body):
@@ -290,7 +359,10 @@ EventBody = Annotated[
     | ApprovalGiven
     | ApprovalRefused
     | ToolFailed
-    | ChatDeleted,
+    | ChatDeleted
+    | MonitorSwitched
+    | ViewChanged
+    | FigurePresented,
     Field(discriminator="type"),
 ]
 

@@ -36,11 +36,14 @@ from geomint.state.events import (
     EventBody,
     FetchMade,
     FetchMissed,
+    FigurePresented,
     LayerMinted,
     MessageAdded,
+    MonitorSwitched,
     ObservationRecorded,
     ToolFailed,
     ValueMinted,
+    ViewChanged,
 )
 
 __all__ = ["Approval", "CorruptLogError", "Entry", "Workspace", "fold"]
@@ -113,6 +116,9 @@ class Workspace(BaseModel):
         fetches: How many fetches were made.
         misses: The fetches that missed, with their reasons.
         failures: The tool calls that failed.
+        switched_off: Names of monitors and trackers switched off.
+        view: The map's last camera move, if any.
+        presented: The figures put in front of the person, in order.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -134,6 +140,9 @@ class Workspace(BaseModel):
     fetches: int = 0
     misses: tuple[FetchMissed, ...] = ()
     failures: tuple[ToolFailed, ...] = ()
+    switched_off: frozenset[str] = frozenset()
+    view: ViewChanged | None = None
+    presented: tuple[FigurePresented, ...] = ()
 
     # -- entries by kind ---------------------------------------------------------------
 
@@ -195,6 +204,29 @@ class Workspace(BaseModel):
         """Analyses that re-run with ``previous`` and ``now``, keeping a history."""
         return tuple(a for a in self.analyses.values() if a.tracker)
 
+    def runs_of(self, name: str) -> tuple[AnalysisRecorded, ...]:
+        """Every recorded run of the analysis named ``name``, oldest first."""
+        return tuple(a for a in self.analyses.values() if a.name == name)
+
+    def recipe(self, name: str) -> AnalysisRecorded | None:
+        """The latest run of the analysis named ``name``, or None."""
+        runs = self.runs_of(name)
+        return runs[-1] if runs else None
+
+    def watching(self, entry_id: str) -> tuple[AnalysisRecorded, ...]:
+        """The monitors and trackers (switched on) that read ``entry_id``: their latest runs."""
+        latest: dict[str, AnalysisRecorded] = {}
+        for analysis in self.analyses.values():
+            if analysis.name is not None:
+                latest[analysis.name] = analysis
+        return tuple(
+            a
+            for name, a in latest.items()
+            if (a.monitored or a.tracker)
+            and name not in self.switched_off
+            and any(i.entry_id == entry_id for i in a.inputs)
+        )
+
     def next_analysis_id(self) -> str:
         """The id the next analysis takes."""
         return f"a{len(self.analyses) + 1}"
@@ -241,6 +273,14 @@ class Workspace(BaseModel):
                 self.ledger.apply(record)
             except ValueError as exc:
                 return str(exc)
+        elif isinstance(body, MonitorSwitched):
+            recipe = self.recipe(body.name)
+            if recipe is None or not (recipe.monitored or recipe.tracker):
+                return f"no monitor or tracker named {body.name!r} in this chat"
+        elif isinstance(body, FigurePresented):
+            for value_id in body.value_ids:
+                if value_id not in self.ledger:
+                    return f"{value_id} was never minted in this chat"
         elif isinstance(body, ObservationRecorded):
             for value_id in (body.conflict.a.id, body.conflict.b.id):
                 if value_id not in self.ledger:
@@ -270,6 +310,8 @@ class _Fold:
         self.observations = list(start.observations)
         self.misses = list(start.misses)
         self.failures = list(start.failures)
+        self.switched_off = set(start.switched_off)
+        self.presented = list(start.presented)
         # The ids minted so far, so an observation is checked without building a ledger.
         self.minted = {v.id for v in start.values} | {layer.id for layer in start.layers}
 
@@ -303,6 +345,8 @@ class _Fold:
             observations=tuple(self.observations),
             misses=tuple(self.misses),
             failures=tuple(self.failures),
+            switched_off=frozenset(self.switched_off),
+            presented=tuple(self.presented),
         )
         # Every part was validated when its event was parsed: build without re-validating.
         return Workspace.model_construct(**self.data)
@@ -401,6 +445,21 @@ class _Fold:
     def failed(self, body: ToolFailed, _: datetime) -> None:
         self.failures.append(body)
 
+    def switched(self, body: MonitorSwitched, _: datetime) -> None:
+        if body.on:
+            self.switched_off.discard(body.name)
+        else:
+            self.switched_off.add(body.name)
+
+    def viewed(self, body: ViewChanged, _: datetime) -> None:
+        self.data["view"] = body
+
+    def presented_figure(self, body: FigurePresented, _: datetime) -> None:
+        for value_id in body.value_ids:
+            if value_id not in self.minted:
+                raise CorruptLogError(f"figure presents {value_id}, which was never minted")
+        self.presented.append(body)
+
     def created(self, _: ChatCreated, __: datetime) -> None:
         pass
 
@@ -424,6 +483,9 @@ _HANDLERS: dict[type, Any] = {
     ApprovalRefused: _Fold.answered,
     ToolFailed: _Fold.failed,
     ChatDeleted: _Fold.deleted,
+    MonitorSwitched: _Fold.switched,
+    ViewChanged: _Fold.viewed,
+    FigurePresented: _Fold.presented_figure,
 }
 
 

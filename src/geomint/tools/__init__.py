@@ -1,12 +1,31 @@
 """ToolEntry, the DEFAULT_TOOLS registry, one module per tool family.
 
-So far: :class:`ToolEntry`, :class:`ToolBuilder` for scopable tools, :func:`resolve_tools`
-(an application's removals, replacements and additions merged into the defaults) and
-:func:`help_entries`. The default tools themselves come with the agent issue.
+A tool is a :class:`ToolEntry` (or a :class:`ToolBuilder` that builds the entry for a
+turn's scope). Its ``execute(input, ctx)`` gets a :class:`ToolContext` (the chat's store
+and state, the sandbox, the channel to the UI) and returns a :class:`ToolResult` or a
+dict, or raises :class:`ToolError` with what the model should hear.
 """
 
 from __future__ import annotations
 
+from geomint.tools.context import EntryCache, ToolContext, ToolSettings, UiEmit
+from geomint.tools.defaults import DEFAULT_TOOLS
 from geomint.tools.registry import ToolBuilder, ToolEntry, ToolSpec, help_entries, resolve_tools
+from geomint.tools.results import ToolError, ToolResult
+from geomint.tools.watch import rerun_watchers
 
-__all__ = ["ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
+__all__ = [
+    "DEFAULT_TOOLS",
+    "EntryCache",
+    "ToolBuilder",
+    "ToolContext",
+    "ToolEntry",
+    "ToolError",
+    "ToolResult",
+    "ToolSettings",
+    "ToolSpec",
+    "UiEmit",
+    "help_entries",
+    "rerun_watchers",
+    "resolve_tools",
+]

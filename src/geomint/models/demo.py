@@ -1,0 +1,424 @@
+"""The scripted demo model: a stand-in for a language model when no key is configured.
+
+It says it is one. It knows a fixed set of example prompts (:data:`DEMO_PROMPTS`) over the
+bundled Helsinki data, answers the classifier's structured call with a real pick and
+scopes, and then calls real tools with real code, one step at a time, reading each tool's
+result as a model would. Everything after its choice (the classifier path, the tools,
+the sandbox, the store, the figures) is the real thing, so it is a showcase and a test
+fixture, not a fake.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import AsyncIterator, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, Final
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelRequest,
+    ModelResponse,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+    UserPromptPart,
+)
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+__all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt"]
+
+DEMO_NOTICE: Final = "(scripted demo model: no language model is configured)"
+_NEWEST: Final = "Newest user message: "
+
+
+@dataclass(frozen=True)
+class DemoPrompt:
+    """One prompt the demo model knows.
+
+    Attributes:
+        text: The prompt as ``geomint demo`` asks it.
+        pattern: What a person's message must match (case-insensitive) to run it.
+        tools: The classifier's pick.
+        scopes: The scope of each scopable tool picked.
+        steps: ``(tool, build)`` pairs in order; ``build`` reads the turn so far and
+            returns the call's arguments, or None to skip the step.
+        answer: The closing text.
+    """
+
+    text: str
+    pattern: str
+    tools: tuple[str, ...]
+    scopes: dict[str, dict[str, Any]]
+    steps: tuple[tuple[str, Callable[[_Turn], dict[str, Any] | None]], ...]
+    answer: str
+
+
+@dataclass
+class _Turn:
+    """What the demo model can see of the current turn."""
+
+    instructions: str
+    results: list[tuple[str, dict[str, Any]]]
+
+    def entry(self, kind: str) -> str | None:
+        """The newest entry id of a kind named in the state note (or in this turn's results)."""
+        for _, result in reversed(self.results):
+            found = result.get("entry_id")
+            if isinstance(found, str) and found.startswith(f"{kind}-"):
+                return found
+        ids = re.findall(rf"^- ({kind}-\d+) ", self.instructions, flags=re.MULTILINE)
+        return ids[-1] if ids else None
+
+    def first(self, kind: str) -> str | None:
+        ids = re.findall(rf"^- ({kind}-\d+) ", self.instructions, flags=re.MULTILINE)
+        return ids[0] if ids else self.entry(kind)
+
+    def figure_ids(self) -> list[str]:
+        ids: list[str] = []
+        for _, result in self.results:
+            ids.extend(str(f["id"]) for f in result.get("figures", []) if "id" in f)
+        return ids
+
+
+# -- the code the scripts run (ordinary Python bodies, checked by Gate 1 like any other) --
+
+_CATEGORY_CHART = """\
+from collections import Counter
+counts = Counter((f["properties"].get("category") or "other") for f in places["features"])
+top = counts.most_common(12)
+mint.value(len(places["features"]), "places counted", unit="places")
+mint.value(len(counts), "distinct categories", unit="categories")
+return {
+    "type": "bar",
+    "data": {
+        "labels": [name for name, _ in top],
+        "datasets": [{"label": "Places", "data": [n for _, n in top]}],
+    },
+    "options": {"indexAxis": "y"},
+}"""
+
+_STOPS_NEAR_CAFES = """\
+frame = places.to_geodataframe()
+cafes = frame[frame["category"] == "cafe"].to_crs(3067)
+stops = byod.to_geodataframe().to_crs(3067)
+near = stops.geometry.apply(lambda g: cafes.distance(g).min() <= 200)
+mint.value(int(near.sum()), "stops within 200 m of a café", unit="stops")
+mint.value(len(stops), "stops in the layer", unit="stops")
+return {"near": int(near.sum()), "stops": len(stops), "cafes": len(cafes)}"""
+
+_UNION_PARKS = """\
+shapes = [shapely.geometry.shape(f["geometry"]) for f in geometries["features"]]
+merged = shapely.union_all(shapes)
+mint.value(round(geo.area_m2(merged)), "area of the parks, gardens and squares", unit="m²")
+feature = {"type": "Feature", "properties": {"name": "parks, gardens and squares"},
+           "geometry": shapely.geometry.mapping(merged)}
+return {"geometries": {"type": "FeatureCollection", "features": [feature]}, "fit_on_map": True}"""
+
+_PLACES_IN_PARKS = """\
+inside = []
+for place in places["features"]:
+    for area in geometries["features"]:
+        if geo.point_in_polygon(place, area):
+            inside.append({"name": place["properties"].get("name"),
+                           "category": place["properties"].get("category"),
+                           "in": area["properties"].get("name")})
+            break
+mint.value(len(inside), "places inside a park, garden or square", unit="places")
+return inside"""
+
+_ONLY_CAFES = """\
+cafes = [f for f in places["features"] if f["properties"].get("category") == "cafe"]
+return {"places": {"type": "FeatureCollection", "features": cafes}, "fit_on_map": True}"""
+
+_COUNT_STOPS = """\
+kinds = {}
+for f in byod["features"]:
+    kind = f["properties"].get("kind") or "other"
+    kinds[kind] = kinds.get(kind, 0) + 1
+mint.value(len(byod["features"]), "stops in the layer", unit="stops")
+return {"stops": len(byod["features"]), "by_kind": kinds, "previous": previous}"""
+
+
+Step = tuple[str, Callable[[_Turn], dict[str, Any] | None]]
+
+
+def _load_stops(turn: _Turn) -> dict[str, Any] | None:
+    if turn.entry("byod") is not None:
+        return None
+    return {"label": "Bus and tram stops", "path": "helsinki_stops.csv"}
+
+
+def _present(title: str) -> Step:
+    def build(turn: _Turn) -> dict[str, Any] | None:
+        ids = turn.figure_ids()
+        return {"value_ids": ids, "title": title} if ids else None
+
+    return ("present_figure", build)
+
+
+DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
+    DemoPrompt(
+        text="Bar chart of these places by category",
+        pattern=r"chart.*categor|categor.*chart",
+        tools=("analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["places"]}},
+        steps=(
+            (
+                "analyse_data",
+                lambda t: {
+                    "places_entry_ids": [t.first("places")],
+                    "name": "category-bar",
+                    "output_format": "chart",
+                    "code": _CATEGORY_CHART,
+                },
+            ),
+            _present("Places by category"),
+        ),
+        answer="Here is the bar chart of the places by category (the twelve largest), "
+        "with the counts as figures and their source.",
+    ),
+    DemoPrompt(
+        text="Load my bus and tram stops file",
+        pattern=r"^(load|add|open)\b.*stop",
+        tools=("add_byod_layer",),
+        scopes={},
+        steps=(("add_byod_layer", _load_stops),),
+        answer="Your stops file is on the map as a layer of its own.",
+    ),
+    DemoPrompt(
+        text="How many stops are within 200 m of a café?",
+        pattern=r"stops?.*(within|near).*caf",
+        tools=("add_byod_layer", "analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["places", "byod"]}},
+        steps=(
+            ("add_byod_layer", _load_stops),
+            (
+                "analyse_data",
+                lambda t: {
+                    "places_entry_ids": [t.first("places")],
+                    "byod_entry_ids": [t.entry("byod")],
+                    "name": "stops-near-cafes",
+                    "code": _STOPS_NEAR_CAFES,
+                },
+            ),
+            _present("Stops near cafés"),
+        ),
+        answer="Counted in metres (ETRS-TM35FIN), from the stops layer and the places.",
+    ),
+    DemoPrompt(
+        text="Union the park boundaries and show them",
+        pattern=r"union|merge|combine",
+        tools=("process_data", "present_figure"),
+        scopes={"process_data": {"kinds": ["geometries"]}},
+        steps=(
+            (
+                "process_data",
+                lambda t: {
+                    "geometries_entry_ids": [t.first("geometries")],
+                    "code": _UNION_PARKS,
+                    "label": "parks, gardens and squares (merged)",
+                },
+            ),
+            _present("Merged parks"),
+        ),
+        answer="The parks, gardens and squares are merged into one shape on the map.",
+    ),
+    DemoPrompt(
+        text="Which of these places are inside a park?",
+        pattern=r"inside|within.*park",
+        tools=("analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["places", "geometries"]}},
+        steps=(
+            (
+                "analyse_data",
+                lambda t: {
+                    "places_entry_ids": [t.first("places")],
+                    "geometries_entry_ids": [t.first("geometries")],
+                    "name": "places-in-parks",
+                    "code": _PLACES_IN_PARKS,
+                },
+            ),
+            _present("Places inside parks"),
+        ),
+        answer="These places lie inside a park, garden or square.",
+    ),
+    DemoPrompt(
+        text="Show only the cafés on the map",
+        pattern=r"only.*caf|caf.*only",
+        tools=("process_data", "update_places_display"),
+        scopes={"process_data": {"kinds": ["places"]}},
+        steps=(
+            (
+                "process_data",
+                lambda t: {
+                    "places_entry_ids": [t.first("places")],
+                    "code": _ONLY_CAFES,
+                    "label": "cafés",
+                },
+            ),
+            (
+                "update_places_display",
+                lambda t: {"entry_ids": [t.first("places")], "action": "hide"},
+            ),
+        ),
+        answer="Only the cafés are shown now; the other places are hidden, not deleted.",
+    ),
+    DemoPrompt(
+        text="Keep counting my stops whenever the stops layer changes",
+        pattern=r"keep|whenever|monitor|watch",
+        tools=("add_byod_layer", "analyse_data"),
+        scopes={"analyse_data": {"kinds": ["byod"]}},
+        steps=(
+            ("add_byod_layer", _load_stops),
+            (
+                "analyse_data",
+                lambda t: {
+                    "byod_entry_ids": [t.entry("byod")],
+                    "name": "stop-count",
+                    "code": _COUNT_STOPS,
+                    "monitor": True,
+                },
+            ),
+        ),
+        answer="The stop count is monitored: it re-runs whenever the stops layer gets a new "
+        "version.",
+    ),
+    DemoPrompt(
+        text="Reload my stops file",
+        pattern=r"^(reload|refresh|update)\b",
+        tools=("add_byod_layer",),
+        scopes={},
+        steps=(
+            (
+                "add_byod_layer",
+                lambda t: {
+                    "label": "Bus and tram stops",
+                    "path": "helsinki_stops.csv",
+                    **({"replace": t.entry("byod")} if t.entry("byod") else {}),
+                },
+            ),
+        ),
+        answer="The stops layer has a new version; monitors watching it ran again.",
+    ),
+    DemoPrompt(
+        text="What can you do?",
+        pattern=r"what can you|help",
+        tools=("help",),
+        scopes={},
+        steps=(("help", lambda t: {}),),
+        answer="Those are the tools I can use; ask about the places, the parks or your stops.",
+    ),
+)
+
+
+def match(text: str) -> DemoPrompt | None:
+    """The demo prompt a message asks for, or None."""
+    lowered = text.lower()
+    for prompt in DEMO_PROMPTS:
+        if re.search(prompt.pattern, lowered):
+            return prompt
+    return None
+
+
+def _unknown_answer() -> str:
+    listing = "\n".join(f"- {p.text}" for p in DEMO_PROMPTS)
+    return (
+        f"{DEMO_NOTICE}\nI only know a few example prompts over the bundled Helsinki data:\n"
+        f"{listing}\nSet GEOMINT_MODEL (e.g. openai:gpt-4.1 with OPENAI_API_KEY) for a real "
+        "model."
+    )
+
+
+def _current_turn(
+    messages: Sequence[ModelMessage],
+) -> tuple[str, list[tuple[str, dict[str, Any]]], list[str]]:
+    """The newest user prompt, the tool results that followed it, and the first tool name
+    of each response since that called tools (one per script step taken)."""
+    prompt = ""
+    start = 0
+    for index, message in enumerate(messages):
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, UserPromptPart) and isinstance(part.content, str):
+                    prompt, start = part.content, index
+    results: list[tuple[str, dict[str, Any]]] = []
+    made: list[str] = []
+    for message in messages[start:]:
+        if isinstance(message, ModelRequest):
+            for part in message.parts:
+                if isinstance(part, ToolReturnPart):
+                    results.append((part.tool_name, _parsed(part.content)))
+        elif isinstance(message, ModelResponse):
+            calls = [p.tool_name for p in message.parts if isinstance(p, ToolCallPart)]
+            if calls:
+                made.append(calls[0])
+    return prompt, results, made
+
+
+def _parsed(content: Any) -> dict[str, Any]:
+    if isinstance(content, dict):
+        return content
+    try:
+        value = json.loads(str(content))
+    except ValueError:
+        return {"text": str(content)}
+    return value if isinstance(value, dict) else {"value": value}
+
+
+def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    prompt, results, made = _current_turn(messages)
+    # The classifier's request quotes the conversation; the newest message is what counts.
+    script = match(prompt.rsplit(_NEWEST, 1)[-1])
+    if info.output_tools and not info.function_tools:
+        # The classifier's structured call: answer with the script's pick and scopes.
+        pick = {
+            "tools": list(script.tools) if script else [],
+            "scopes": script.scopes if script else {},
+        }
+        return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, pick)])
+    if script is None:
+        return ModelResponse(parts=[TextPart(_unknown_answer())])
+    available = {t.name for t in info.function_tools}
+    turn = _Turn(instructions=info.instructions or "", results=results)
+    taken = 0
+    for name, build in script.steps:
+        if taken < len(made) and made[taken] == name:
+            taken += 1
+            continue
+        arguments = build(turn)
+        if arguments is not None and name in available:
+            return ModelResponse(parts=[ToolCallPart(name, arguments)])
+    failures = [r.get("error") for _, r in results if r.get("error")]
+    if failures:
+        return ModelResponse(parts=[TextPart(f"{DEMO_NOTICE} A step failed: {failures[-1]}")])
+    return ModelResponse(parts=[TextPart(f"{script.answer} {DEMO_NOTICE}")])
+
+
+async def _stream(
+    messages: list[ModelMessage], info: AgentInfo
+) -> AsyncIterator[str | DeltaToolCalls]:
+    response = _respond(messages, info)
+    for index, part in enumerate(response.parts):
+        if isinstance(part, TextPart):
+            words = part.content.split(" ")
+            for i, word in enumerate(words):
+                yield word if i == 0 else " " + word
+        elif isinstance(part, ToolCallPart):
+            yield {
+                index: DeltaToolCall(
+                    name=part.tool_name,
+                    json_args=part.args_as_json_str(),
+                    tool_call_id=part.tool_call_id,
+                )
+            }
+
+
+class DemoModel(FunctionModel):
+    """The scripted demo model (see the module docstring)."""
+
+    is_demo: Final = True
+
+    def __init__(self) -> None:
+        super().__init__(_respond, stream_function=_stream, model_name="geomint-demo")

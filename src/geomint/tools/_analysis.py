@@ -1,0 +1,397 @@
+"""Running model-written code over entries, and turning what it minted into provenance.
+
+Every code-taking tool (``analyse_data``, ``process_data``, ``create_tracker``,
+``cluster_incidents``) and every monitor re-run goes through :func:`run_code`: the entries
+are handed to the sandbox by reference under fixed names (``places``, ``routes``, ...,
+``None`` when not requested, plus ``<kind>_by_entry``), the code runs isolated, and each
+``mint.value`` / ``mint.layer`` it called becomes a value or a layer in the chat's ledger
+with the union of its inputs' provenance. The run is recorded as an ``AnalysisRecorded``
+event whatever its outcome.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+from geomint.provenance import EntryVersion, Provenance, hash_code, union
+from geomint.sandbox import Entry as SandboxEntry
+from geomint.sandbox import SandboxResult, validate_chart
+from geomint.sandbox.results import ChartError
+from geomint.state import (
+    ENTRY_KINDS,
+    AnalysisRecorded,
+    EventBody,
+    LayerMinted,
+    ValueMinted,
+)
+from geomint.tools._digest import cut_to_budget
+from geomint.tools.context import ToolContext
+from geomint.tools.results import ToolError
+
+__all__ = [
+    "INPUT_NAMES",
+    "CodeRun",
+    "entry_ids_by_kind",
+    "figure_card",
+    "gather_inputs",
+    "run_code",
+]
+
+#: Names every code body can use: one per entry kind, and its per-entry view.
+INPUT_NAMES: Final = (*ENTRY_KINDS, *(f"{k}_by_entry" for k in ENTRY_KINDS))
+_INLINE_RESULT: Final = 32_000
+
+
+@dataclass(frozen=True)
+class CodeRun:
+    """One finished run of model-written code."""
+
+    record: AnalysisRecorded
+    sandbox: SandboxResult
+    value: Any
+    figures: tuple[dict[str, Any], ...] = ()
+    layers: tuple[dict[str, Any], ...] = ()
+    error: str | None = None
+    hint: str | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def for_model(self, budget: int) -> dict[str, Any]:
+        """The handle and digest of this run for the model."""
+        out: dict[str, Any] = {
+            "analysis_id": self.record.analysis_id,
+            "ok": self.ok,
+        }
+        if self.record.name:
+            out["name"] = self.record.name
+        if self.ok:
+            out["result"] = cut_to_budget(self.value, budget)
+        else:
+            out["error"] = self.error
+            if self.hint:
+                out["hint"] = self.hint
+        if self.figures:
+            out["figures"] = [
+                {k: f[k] for k in ("id", "label", "value", "unit") if f.get(k) is not None}
+                for f in self.figures
+            ]
+        if self.layers:
+            out["layers"] = self.layers
+        if self.sandbox.stdout:
+            out["stdout"] = self.sandbox.stdout[-1_000:]
+        if self.notes:
+            out["notes"] = list(self.notes)
+        return out
+
+
+def entry_ids_by_kind(entry_ids: Sequence[str]) -> dict[str, list[str]]:
+    """Group entry ids by the kind their prefix names."""
+    grouped: dict[str, list[str]] = {}
+    for entry_id in entry_ids:
+        grouped.setdefault(entry_id.rsplit("-", 1)[0], []).append(entry_id)
+    return grouped
+
+
+def gather_inputs(
+    ctx: ToolContext, ids_by_kind: Mapping[str, Sequence[str]]
+) -> tuple[dict[str, Any], list[EntryVersion]]:
+    """Resolve requested entry ids to sandbox inputs, checking each names an entry of its kind.
+
+    Returns:
+        The inputs (every name in :data:`INPUT_NAMES`, None when not requested) and the
+        entry versions read.
+
+    Raises:
+        ToolError: An id names no entry, or an entry of another kind.
+    """
+    workspace = ctx.workspace
+    inputs: dict[str, Any] = dict.fromkeys(INPUT_NAMES)
+    read: list[EntryVersion] = []
+    for kind, ids in ids_by_kind.items():
+        if kind not in ENTRY_KINDS:
+            raise ToolError(
+                f"{kind!r} is not an entry kind", hint=f"kinds are {', '.join(ENTRY_KINDS)}"
+            )
+        unique = list(dict.fromkeys(ids))
+        if not unique:
+            continue
+        for entry_id in unique:
+            entry = workspace.entries.get(entry_id)
+            if entry is None or entry.kind != kind:
+                known = [e.entry_id for e in workspace.of_kind(kind)]
+                raise ToolError(
+                    f"no {kind} entry {entry_id!r} in this chat",
+                    hint=(
+                        f"the {kind} entries are {', '.join(known)}"
+                        if known
+                        else f"this chat has no {kind} entries yet; call recall_state to see "
+                        "what it has"
+                    ),
+                )
+        by_entry = {entry_id: ctx.sandbox_entry(entry_id) for entry_id in unique}
+        read.extend(EntryVersion(entry_id=e.id, version=e.version) for e in by_entry.values())
+        inputs[kind] = (
+            next(iter(by_entry.values())) if len(by_entry) == 1 else _merged(ctx, by_entry)
+        )
+        inputs[f"{kind}_by_entry"] = by_entry
+    return inputs, read
+
+
+def _merged(ctx: ToolContext, by_entry: Mapping[str, SandboxEntry]) -> SandboxEntry:
+    key = "+".join(f"{e.id}@{e.version}" for e in by_entry.values())
+    features: list[Any] = []
+    for entry_id in by_entry:
+        features.extend(ctx.entry_data(entry_id)["features"])
+    collection = {"type": "FeatureCollection", "features": features}
+    return ctx.cache.sandbox_entry(
+        (ctx.chat_id, key, 1), lambda: SandboxEntry(f"merged:{_short_hash(key)}", 1, collection)
+    )
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+async def run_code(
+    ctx: ToolContext,
+    *,
+    tool: str,
+    code: str,
+    ids_by_kind: Mapping[str, Sequence[str]],
+    name: str | None = None,
+    output_format: Literal["json", "chart"] = "json",
+    extra_inputs: Mapping[str, Any] | None = None,
+    monitored: bool = False,
+    tracker: bool = False,
+    rule: str | None = None,
+    trigger: EntryVersion | None = None,
+    check: Any = None,
+) -> CodeRun:
+    """Run ``code`` over the requested entries, mint what it minted, and record the run.
+
+    Args:
+        ctx: The run's context.
+        tool: The tool running it, for the record.
+        code: A Python function body ending in ``return``.
+        ids_by_kind: Entry ids per kind to hand to the code.
+        name: The analysis name (monitors and trackers re-run by it).
+        output_format: ``"chart"`` checks the result is a chart config the UI can draw.
+        extra_inputs: More names for the code (``previous``, ``now``, ``log``).
+        monitored: Record it as re-running when an input gets a new version.
+        tracker: Record it as a tracker.
+        rule: A tracker's rule.
+        trigger: The entry version that caused a re-run.
+        check: ``(value) -> value`` raising ``ToolError`` when the result's shape is wrong.
+
+    Raises:
+        ToolError: An entry id is wrong (nothing ran, nothing recorded).
+    """
+    inputs, read = gather_inputs(ctx, ids_by_kind)
+    inputs.update(extra_inputs or {})
+    ctx_progress = {"tool": tool, "name": name, "state": "running"}
+    await ctx.emit("progress", ctx_progress)
+    result = await ctx.sandbox.arun(code, inputs)
+    await ctx.emit("progress", {**ctx_progress, "state": "done", "ms": round(result.duration_ms)})
+
+    value: Any = result.value
+    error = None if result.ok else _error_text(result)
+    hint = result.hint
+    if error is None and output_format == "chart":
+        try:
+            value = validate_chart(value)
+        except (ChartError, ValueError) as exc:
+            error, hint = f"the result is not a chart the UI can draw: {exc}", None
+    if error is None and check is not None:
+        try:
+            value = check(value)
+        except ToolError as exc:
+            error, hint = exc.message, exc.hint
+
+    workspace = ctx.workspace
+    analysis_id = workspace.next_analysis_id()
+    code_hash = hash_code(code)
+    sources = _sources_of(ctx, read)
+    events: list[EventBody] = []
+    layers: list[dict[str, Any]] = []
+    notes: list[str] = []
+    # Layers first: each is an entry of its own, which the ledger's layer record points at.
+    layer_ids: list[str] = []
+    layer_records = []
+    for minted in result.layers:
+        written = await ctx.write_entry(
+            kind="geometries",
+            data=minted["data"],  # type: ignore[arg-type]
+            label=str(minted["label"]),
+            sources=sources,
+            derived_from=read,
+        )
+        layer_records.append((minted, written))
+    ledger = ctx.workspace.ledger
+    for minted, written in layer_records:
+        digest = written.digest
+        bbox = digest.get("bbox")
+        layer, ledger = ledger.mint_layer(
+            label=str(minted["label"]),
+            entry=EntryVersion(entry_id=written.entry_id, version=written.version),
+            feature_count=int(digest.get("feature_count", 0)),  # type: ignore[arg-type]
+            bbox=tuple(bbox) if isinstance(bbox, list) and _valid_bbox(bbox) else None,  # type: ignore[arg-type]
+            sources=sources,
+            minted_by=analysis_id,
+            code_hash=code_hash,
+            inputs=read,
+        )
+        events.append(LayerMinted(layer=layer))
+        layer_ids.append(layer.id)
+        layers.append(
+            {
+                "id": layer.id,
+                "entry_id": written.entry_id,
+                "label": layer.label,
+                "feature_count": layer.feature_count,
+            }
+        )
+    figures: list[dict[str, Any]] = []
+    value_ids: list[str] = []
+    for figure in result.figures:
+        narrowed = _narrowed(ctx, figure.get("sources"), read, notes)
+        try:
+            minted_value, ledger = ledger.mint_value(
+                label=str(figure["label"]),
+                value=figure["value"],  # type: ignore[arg-type]
+                unit=figure.get("unit"),  # type: ignore[arg-type]
+                sources=_sources_of(ctx, narrowed),
+                minted_by=analysis_id,
+                code_hash=code_hash,
+                inputs=narrowed,
+            )
+        except ValueError as exc:
+            notes.append(f"figure {figure.get('label')!r} was not minted: {exc}")
+            continue
+        events.append(ValueMinted(value=minted_value))
+        value_ids.append(minted_value.id)
+        figures.append(figure_card(minted_value))
+    record = _record(
+        ctx,
+        analysis_id=analysis_id,
+        code=code,
+        code_hash=code_hash,
+        inputs=tuple(read),
+        values=tuple(value_ids),
+        layers=tuple(layer_ids),
+        error=error,
+        monitored=monitored,
+        tracker=tracker,
+        name=name,
+        tool=tool,
+        output_format=output_format,
+        result=value if error is None else None,
+        rule=rule,
+        trigger=trigger,
+    )
+    events.append(record)
+    ctx.append(events)
+    run = CodeRun(
+        record=record,
+        sandbox=result,
+        value=value,
+        figures=tuple(figures),
+        layers=tuple(layers),
+        error=error,
+        hint=hint,
+        notes=tuple(notes),
+    )
+    await ctx.emit(
+        "analysis",
+        {
+            "analysis_id": analysis_id,
+            "tool": tool,
+            "name": name,
+            "ok": run.ok,
+            "output_format": output_format,
+            "result": value if error is None else None,
+            "error": error,
+            "figures": figures,
+            "layers": layers,
+            "code": code,
+            "inputs": [i.model_dump() for i in read],
+            "trigger": trigger.model_dump() if trigger else None,
+        },
+    )
+    if error is None and output_format == "chart":
+        await ctx.emit("chart", {"analysis_id": analysis_id, "name": name, "config": value})
+    for figure in figures:
+        await ctx.emit("figure_minted", figure)
+    return run
+
+
+def _record(ctx: ToolContext, *, result: Any, **fields: Any) -> AnalysisRecorded:
+    text = json.dumps(result, ensure_ascii=False, separators=(",", ":"), default=str)
+    if len(text) <= _INLINE_RESULT:
+        return AnalysisRecorded(result=result, **fields)
+    blob = ctx.chats.store.put_blob(ctx.chat_id, text.encode("utf-8"), "application/json")
+    return AnalysisRecorded(result=None, result_blob=blob, **fields)
+
+
+def stored_result(ctx: ToolContext, record: AnalysisRecorded) -> Any:
+    """The result a recorded run returned, read back from its blob when it was large."""
+    if record.result_blob is not None:
+        return json.loads(ctx.chats.read_blob(ctx.chat_id, record.result_blob))
+    return record.result
+
+
+def _error_text(result: SandboxResult) -> str:
+    error = result.error
+    if error is None:
+        return "the code did not complete"
+    where = (
+        f" (line {error.line}: {error.code_line.strip()})" if error.line and error.code_line else ""
+    )
+    return f"{error.type}: {error.message}{where}"
+
+
+def _sources_of(ctx: ToolContext, read: Sequence[EntryVersion]) -> tuple[Provenance, ...]:
+    groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
+    return union(*groups) if groups else ()
+
+
+def _narrowed(
+    ctx: ToolContext, named: Any, read: list[EntryVersion], notes: list[str]
+) -> list[EntryVersion]:
+    """The inputs a figure rests on: those it named (when all were read), else all."""
+    if not named:
+        return read
+    chosen = [i for i in read if i.entry_id in set(named)]
+    unknown = sorted(set(named) - {i.entry_id for i in read})
+    if unknown:
+        notes.append(
+            f"mint.value sources {', '.join(unknown)} were not inputs of this call; the "
+            "figure rests on all of its inputs instead"
+        )
+        return read
+    return chosen
+
+
+def _valid_bbox(bbox: list[Any]) -> bool:
+    west, south, east, north = bbox
+    return -180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90
+
+
+def figure_card(value: Any) -> dict[str, Any]:
+    """A minted value as a figure card: the number, its unit and label, and its sources."""
+    return {
+        "id": value.id,
+        "label": value.label,
+        "value": value.value,
+        "unit": value.unit,
+        "licences": list(value.licences),
+        "sources": [s.model_dump(mode="json") for s in value.sources],
+        "minted_by": value.minted_by,
+        "inputs": [i.model_dump() for i in value.inputs],
+    }

@@ -1,0 +1,179 @@
+"""Bring your own data: ``add_byod_layer`` (through intake) and ``update_byod_display``.
+
+A layer comes from a URL (the guarded HTTP client: public addresses only, size and time
+caps), from inline GeoJSON, or from a file inside a folder the application allowed
+(``ToolSettings.byod_dirs``): the model never reads arbitrary files of the host.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+from pathlib import Path
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from geomint.intake import IntakeError
+from geomint.intake import load as intake_load
+from geomint.provenance import LICENCE_NOT_STATED, Provenance
+from geomint.providers import bundled
+from geomint.tools.context import ToolContext
+from geomint.tools.display import DisplayInput, change_display
+from geomint.tools.registry import ToolEntry
+from geomint.tools.results import ToolError
+
+__all__ = ["ADD_BYOD_LAYER", "UPDATE_BYOD_DISPLAY", "allowed_path"]
+
+
+class AddByodInput(BaseModel):
+    """Arguments of ``add_byod_layer``: exactly one of url, data, path."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    label: str = Field(min_length=1, max_length=200, description="A name for the layer.")
+    url: str | None = Field(default=None, max_length=2_000, description="An http(s) URL.")
+    data: dict[str, Any] | None = Field(default=None, description="Inline GeoJSON.")
+    path: str | None = Field(
+        default=None, max_length=1_000, description="A file in a folder the app allows."
+    )
+    show: bool = True
+    replace: str | None = Field(
+        default=None,
+        pattern=r"^byod-(0|[1-9][0-9]*)$",
+        description="Write a new version of this byod entry instead of a new entry.",
+    )
+
+    @model_validator(mode="after")
+    def _one_source(self) -> AddByodInput:
+        given = [n for n in ("url", "data", "path") if getattr(self, n) is not None]
+        if len(given) != 1:
+            raise ValueError(
+                f"pass exactly one of url, data or path; got {', '.join(given) or 'none'}"
+            )
+        return self
+
+
+def allowed_path(path: str, folders: tuple[Path, ...]) -> Path:
+    """Resolve ``path`` (symlinks followed) and return it when it lies in an allowed folder.
+
+    Raises:
+        ToolError: It lies outside every allowed folder, or none are allowed.
+    """
+    if not folders:
+        raise ToolError(
+            "reading files is switched off for this agent",
+            hint="pass the layer as a url or as inline data instead",
+        )
+    candidate = Path(path)
+    resolved = [
+        (candidate if candidate.is_absolute() else folder / candidate).resolve()
+        for folder in folders
+    ]
+    for folder, target in zip(folders, resolved, strict=True):
+        if target.is_relative_to(folder.resolve()) and target.is_file():
+            return target
+    names = ", ".join(str(f) for f in folders)
+    raise ToolError(
+        f"{path!r} is not a file in the folders this agent may read",
+        hint=f"allowed folders: {names}",
+    )
+
+
+def _provenance(label: str, source: str, target: Path | None, ctx: ToolContext) -> Provenance:
+    if target is not None:
+        for name, bundled_path in bundled.files().items():
+            if target == bundled_path.resolve():
+                return Provenance(**bundled.source(name))
+    digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    return Provenance(
+        source_id=f"byod-{digest}",
+        title=label,
+        publisher="the user",
+        licence=LICENCE_NOT_STATED,
+        url=source if source.startswith(("http://", "https://")) else None,
+        retrieved_at=ctx.now(),
+        evidence="user-supplied",
+    )
+
+
+async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
+    settings = ctx.settings
+    if arguments.replace is not None and arguments.replace not in ctx.workspace.entries:
+        known = [e.entry_id for e in ctx.workspace.byod]
+        raise ToolError(
+            f"no entry {arguments.replace!r} to replace",
+            hint=f"the byod entries are {', '.join(known) or 'none'}",
+        )
+    target: Path | None = None
+    if arguments.path is not None:
+        target = allowed_path(arguments.path, settings.byod_dirs)
+        source: Any = target
+        described = target.name
+    elif arguments.url is not None:
+        source = described = arguments.url
+    else:
+        source, described = arguments.data, "inline data"
+    try:
+        layer = await asyncio.to_thread(
+            intake_load,
+            source,
+            label=arguments.label,
+            max_bytes=settings.max_upload_bytes,
+            timeout_s=settings.fetch_timeout_s,
+            allowed_networks=settings.allowed_networks,
+        )
+    except IntakeError as exc:
+        raise ToolError(
+            f"the layer could not be loaded: {'; '.join(exc.problems[:5])}",
+            hint="fix the source and call add_byod_layer again; nothing was stored",
+        ) from None
+    written = await ctx.write_entry(
+        kind="byod",
+        data=layer.data,
+        label=arguments.label,
+        sources=[_provenance(arguments.label, str(described), target, ctx)],
+        entry_id=arguments.replace,
+        show=arguments.show,
+    )
+    out: dict[str, Any] = {
+        "entry_id": written.entry_id,
+        "version": written.version,
+        "format": layer.report.format,
+        "digest": written.digest,
+    }
+    if layer.report.warnings:
+        out["warnings"] = list(layer.report.warnings[:10])
+    return out
+
+
+ADD_BYOD_LAYER: Final = ToolEntry(
+    description=(
+        "Add the user's own layer (GeoJSON, GeoParquet, GeoPackage, zipped Shapefile, "
+        "FlatGeobuf, KML, CSV with lon/lat or WKT) from a url, inline data, or a path in an "
+        "allowed folder. It is checked, repaired where safe, reprojected to WGS 84, and "
+        "stored as a byod entry. `replace='byod-1'` writes a new version of that entry "
+        "(monitors watching it re-run)."
+    ),
+    input_schema=AddByodInput,
+    execute=_add,  # type: ignore[arg-type]
+    classification_prompt="Load the user's own file, URL or GeoJSON as a map layer.",
+    tags=("byod", "data"),
+    examples=("add_byod_layer(label='Bus stops', path='helsinki_stops.csv')",),
+    example_prompts=("Load my stops file", "Add this GeoJSON to the map"),
+    related_tools=("recall_byod", "update_byod_display", "analyse_data"),
+)
+
+
+async def _byod_display(arguments: DisplayInput, ctx: ToolContext) -> dict[str, Any]:
+    return await change_display(ctx, "byod", arguments)
+
+
+UPDATE_BYOD_DISPLAY: Final = ToolEntry(
+    description="Show or hide byod layers on the map (by entry id, or all with clear_all).",
+    input_schema=DisplayInput,
+    execute=_byod_display,  # type: ignore[arg-type]
+    classification_prompt="Show or hide the user's own layers on the map.",
+    tags=("byod", "map"),
+    related_tools=("add_byod_layer", "recall_byod"),
+)

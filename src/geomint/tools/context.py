@@ -1,0 +1,244 @@
+"""What a tool works with during one run: the chat's store and state, the sandbox, and the
+channel to the UI.
+
+A tool never holds state of its own. It reads the chat's :class:`~geomint.state.Workspace`
+(folded from the event log), appends events through :meth:`ToolContext.append`, and sends
+the full data a person should see (a layer's GeoJSON, a chart, a figure card) to the UI
+with :meth:`ToolContext.emit`; the model gets a handle and a digest instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+from geomint.provenance import EntryVersion, Provenance
+from geomint.sandbox import Entry as SandboxEntry
+from geomint.sandbox import Sandbox
+from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
+from geomint.store import Chats
+from geomint.tools._digest import entry_digest
+
+__all__ = ["EntryCache", "ToolContext", "ToolSettings", "UiEmit"]
+
+#: Sends one event to the UI: a kind (``"entry"``, ``"chart"``, ``"figure"``, ...) and its
+#: JSON data. The agent turns these into stream events; a library caller may ignore them.
+UiEmit = Callable[[str, dict[str, Any]], Awaitable[None]]
+
+
+async def _drop(_: str, __: dict[str, Any]) -> None:
+    return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolSettings:
+    """Limits and permissions the tools apply, set once per agent.
+
+    Attributes:
+        byod_dirs: Folders ``add_byod_layer(path=...)`` may read from. A path outside them
+            is refused: the model must not be able to read the host's files.
+        allowed_networks: Private networks ``add_byod_layer(url=...)`` may reach (CIDR).
+        max_upload_bytes: Largest file or download ``add_byod_layer`` accepts.
+        fetch_timeout_s: Whole-download deadline for ``add_byod_layer(url=...)``.
+        digest_chars: Size budget of what one tool result tells the model.
+    """
+
+    byod_dirs: tuple[Path, ...] = ()
+    allowed_networks: tuple[str, ...] = ()
+    max_upload_bytes: int = 25_000_000
+    fetch_timeout_s: float = 15.0
+    digest_chars: int = 4_000
+
+
+class EntryCache:
+    """Decoded entry versions, shared across runs of one agent (versions never change)."""
+
+    def __init__(self, capacity: int = 64) -> None:
+        self._capacity = capacity
+        self._data: OrderedDict[tuple[str, str, int], dict[str, Any]] = OrderedDict()
+        self._sandbox: OrderedDict[tuple[str, str, int], SandboxEntry] = OrderedDict()
+
+    def data(self, key: tuple[str, str, int], load: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        return _cached(self._data, key, load, self._capacity)
+
+    def sandbox_entry(
+        self, key: tuple[str, str, int], load: Callable[[], SandboxEntry]
+    ) -> SandboxEntry:
+        return _cached(self._sandbox, key, load, self._capacity)
+
+
+_T = TypeVar("_T")
+
+
+def _cached(
+    cache: OrderedDict[tuple[str, str, int], _T],
+    key: tuple[str, str, int],
+    load: Callable[[], _T],
+    capacity: int,
+) -> _T:
+    if key in cache:
+        cache.move_to_end(key)
+        return cache[key]
+    value = load()
+    cache[key] = value
+    while len(cache) > capacity:
+        cache.popitem(last=False)
+    return value
+
+
+@dataclass(kw_only=True)
+class ToolContext:
+    """The run a tool call belongs to.
+
+    Attributes:
+        chats: The store's chats.
+        chat_id: This chat.
+        run_id: This run (one user turn).
+        sandbox: Where model-written code runs.
+        settings: Limits and permissions.
+        emit: Sends full data to the UI.
+        scope: The scope the classifier chose for the tool being called, if any.
+        cache: Decoded entry versions.
+        registry_help: What ``help`` lists: the active registry, set by the agent.
+    """
+
+    chats: Chats
+    chat_id: str
+    run_id: str
+    sandbox: Sandbox
+    settings: ToolSettings = field(default_factory=ToolSettings)
+    emit: UiEmit = _drop
+    scope: Mapping[str, Any] | None = None
+    cache: EntryCache = field(default_factory=EntryCache)
+    registry_help: Callable[[str | None], list[dict[str, Any]]] | None = None
+    _workspace: Workspace | None = field(default=None, repr=False)
+    #: Set while monitors re-run, so a re-run never triggers another (no cascades).
+    rerunning: bool = False
+    after_entry_written: Callable[[ToolContext, EntryWritten], Awaitable[None]] | None = None
+
+    # -- state ---------------------------------------------------------------------------
+
+    @property
+    def workspace(self) -> Workspace:
+        """The chat's state as of the last append (opened on first use)."""
+        if self._workspace is None:
+            self._workspace = self.chats.open(self.chat_id)
+        return self._workspace
+
+    def refresh(self) -> Workspace:
+        """Re-read the chat's state from the store."""
+        self._workspace = self.chats.open(self.chat_id)
+        return self._workspace
+
+    def append(self, bodies: Sequence[EventBody]) -> Workspace:
+        """Append events (checked against the chat's state) and return the new state."""
+        self._workspace = self.chats.append(self.chat_id, self.run_id, list(bodies))
+        return self._workspace
+
+    # -- entries ---------------------------------------------------------------------------
+
+    def entry_data(self, entry_id: str, version: int | None = None) -> dict[str, Any]:
+        """Return an entry version's FeatureCollection (the latest version by default).
+
+        Raises:
+            KeyError: No such entry or version in this chat.
+        """
+        written = self.entry_version(entry_id, version)
+        key = (self.chat_id, entry_id, written.version)
+        return self.cache.data(
+            key, lambda: json.loads(self.chats.read_blob(self.chat_id, written.blob))
+        )
+
+    def entry_version(self, entry_id: str, version: int | None = None) -> EntryWritten:
+        """Return the event that wrote an entry version (the latest by default)."""
+        entry = self.workspace.entries.get(entry_id)
+        if entry is None:
+            raise KeyError(entry_id)
+        if version is None:
+            return entry.latest
+        for written in entry.versions:
+            if written.version == version:
+                return written
+        raise KeyError(f"{entry_id} v{version}")
+
+    def sandbox_entry(self, entry_id: str) -> SandboxEntry:
+        """The latest version of an entry as the sandbox takes it (by reference, cached)."""
+        written = self.entry_version(entry_id)
+        key = (self.chat_id, entry_id, written.version)
+        return self.cache.sandbox_entry(
+            key, lambda: SandboxEntry(entry_id, written.version, self.entry_data(entry_id))
+        )
+
+    async def write_entry(
+        self,
+        *,
+        kind: str,
+        data: dict[str, Any],
+        label: str,
+        sources: Iterable[Provenance] = (),
+        derived_from: Iterable[EntryVersion] = (),
+        entry_id: str | None = None,
+        extra: Sequence[EventBody] = (),
+        show: bool = True,
+    ) -> EntryWritten:
+        """Store a FeatureCollection as a new entry (or a new version of ``entry_id``).
+
+        The blob is stored by content hash, the event appended with the digest the model
+        will read, the full GeoJSON sent to the UI, and monitors watching the entry re-run.
+
+        Args:
+            kind: The entry kind (``"places"``, ``"geometries"``, ``"byod"``, ...).
+            data: The FeatureCollection.
+            label: A short name for people.
+            sources: Its provenance.
+            derived_from: The entry versions it was computed from.
+            entry_id: Write a new version of this entry instead of a new entry.
+            extra: Events to append in the same batch, after the entry.
+            show: Whether the map shows it.
+        """
+        workspace = self.workspace
+        if entry_id is None:
+            entry_id = workspace.next_entry_id(kind)
+            version = 1
+        else:
+            version = workspace.entries[entry_id].version + 1
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        blob = self.chats.store.put_blob(self.chat_id, text.encode("utf-8"), "application/geo+json")
+        body = EntryWritten(
+            entry_id=entry_id,
+            kind=kind,  # type: ignore[arg-type]
+            version=version,
+            label=label[:300] or entry_id,
+            blob=blob,
+            digest=entry_digest(data),
+            sources=tuple(sources),
+            derived_from=tuple(derived_from),
+        )
+        hidden = [] if show else [EntryDisplayChanged(entry_id=entry_id, visible=False)]
+        self.append([body, *hidden, *extra])
+        self.cache.data((self.chat_id, entry_id, version), lambda: data)
+        await self.emit(
+            "entry",
+            {
+                "entry_id": entry_id,
+                "kind": kind,
+                "version": version,
+                "label": body.label,
+                "visible": show,
+                "geojson": data,
+                "sources": [s.model_dump(mode="json") for s in body.sources],
+            },
+        )
+        if self.after_entry_written is not None and not self.rerunning:
+            await self.after_entry_written(self, body)
+        return body
+
+    @staticmethod
+    def now() -> datetime:
+        """The current time (UTC)."""
+        return datetime.now(UTC)

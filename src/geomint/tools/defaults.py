@@ -1,0 +1,45 @@
+"""``DEFAULT_TOOLS``: the registry an agent starts from (place, route and traffic tools
+come with the providers)."""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+from typing import Final
+
+from geomint.tools.byod import ADD_BYOD_LAYER, UPDATE_BYOD_DISPLAY
+from geomint.tools.data import ANALYSE_DATA, MONITOR_ANALYSIS, PROCESS_DATA
+from geomint.tools.display import (
+    FIT_BOUNDS,
+    FLY_TO,
+    UPDATE_GEOMETRIES_DISPLAY,
+    UPDATE_PLACES_DISPLAY,
+)
+from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
+from geomint.tools.help import HELP
+from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
+from geomint.tools.watch import CLUSTER_INCIDENTS, CREATE_TRACKER
+
+__all__ = ["DEFAULT_TOOLS"]
+
+#: Every default tool by name. Read-only: an application passes its changes to
+#: ``create_map_agent(tools=...)`` instead of editing this.
+DEFAULT_TOOLS: Final = MappingProxyType(
+    {
+        "analyse_data": ANALYSE_DATA,
+        "process_data": PROCESS_DATA,
+        "monitor_analysis": MONITOR_ANALYSIS,
+        "create_tracker": CREATE_TRACKER,
+        "cluster_incidents": CLUSTER_INCIDENTS,
+        "add_byod_layer": ADD_BYOD_LAYER,
+        "update_byod_display": UPDATE_BYOD_DISPLAY,
+        **RECALL_TOOLS,
+        "recall_state": RECALL_STATE,
+        "update_places_display": UPDATE_PLACES_DISPLAY,
+        "update_geometries_display": UPDATE_GEOMETRIES_DISPLAY,
+        "fly_to": FLY_TO,
+        "fit_bounds": FIT_BOUNDS,
+        "present_figure": PRESENT_FIGURE,
+        "record_observation": RECORD_OBSERVATION,
+        "help": HELP,
+    }
+)

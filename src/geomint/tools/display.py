@@ -1,0 +1,177 @@
+"""Display tools: what the map shows and where it looks. Each appends an event to the
+chat's log (the workspace's display state), which the web app renders."""
+
+from __future__ import annotations
+
+from typing import Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from geomint.state import EntryDisplayChanged, ViewChanged
+from geomint.tools.context import ToolContext
+from geomint.tools.registry import ToolEntry
+from geomint.tools.results import ToolError
+
+__all__ = [
+    "FIT_BOUNDS",
+    "FLY_TO",
+    "UPDATE_GEOMETRIES_DISPLAY",
+    "UPDATE_PLACES_DISPLAY",
+    "DisplayInput",
+    "change_display",
+]
+
+
+class DisplayInput(BaseModel):
+    """Show or hide entries of one kind, optionally with a style."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry_ids: list[str] | None = Field(default=None, description="Entries to change.")
+    action: Literal["show", "hide"] = "show"
+    clear_all: bool = Field(default=False, description="Apply to every entry of the kind.")
+    style: dict[str, Any] | None = Field(
+        default=None, description="e.g. {'color': '#d33', 'opacity': 0.6}"
+    )
+
+    @model_validator(mode="after")
+    def _target(self) -> DisplayInput:
+        if not self.entry_ids and not self.clear_all:
+            raise ValueError("pass entry_ids, or clear_all=true for every entry of the kind")
+        return self
+
+
+_STYLE_KEYS: Final = frozenset({"color", "opacity", "width", "radius", "fill", "label"})
+
+
+async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -> dict[str, Any]:
+    """Show or hide entries of ``kind`` and return what changed."""
+    entries = ctx.workspace.of_kind(kind)
+    if arguments.clear_all:
+        targets = [e.entry_id for e in entries]
+    else:
+        targets = list(dict.fromkeys(arguments.entry_ids or []))
+        known = {e.entry_id for e in entries}
+        wrong = [t for t in targets if t not in known]
+        if wrong:
+            raise ToolError(
+                f"no {kind} entries {', '.join(wrong)}",
+                hint=f"the {kind} entries are {', '.join(sorted(known)) or 'none'}",
+            )
+    style = arguments.style
+    if style is not None:
+        unknown = sorted(set(style) - _STYLE_KEYS)
+        if unknown:
+            raise ToolError(
+                f"unknown style keys {unknown}",
+                hint=f"style keys are {', '.join(sorted(_STYLE_KEYS))}",
+            )
+    visible = arguments.action == "show"
+    events = [EntryDisplayChanged(entry_id=t, visible=visible, style=style) for t in targets]
+    if events:
+        ctx.append(events)
+    for target in targets:
+        await ctx.emit("display", {"entry_id": target, "visible": visible, "style": style})
+    return {"changed": targets, "visible": visible}
+
+
+def _display_tool(kind: str, what: str) -> ToolEntry:
+    async def execute(arguments: DisplayInput, ctx: ToolContext) -> dict[str, Any]:
+        return await change_display(ctx, kind, arguments)
+
+    return ToolEntry(
+        description=f"Show or hide {what} on the map, by entry id or all at once, with a style.",
+        input_schema=DisplayInput,
+        execute=execute,  # type: ignore[arg-type]
+        classification_prompt=f"Show, hide or restyle {what} on the map.",
+        tags=("map",),
+        related_tools=(f"recall_{kind}",),
+    )
+
+
+UPDATE_PLACES_DISPLAY: Final = _display_tool("places", "places")
+UPDATE_GEOMETRIES_DISPLAY: Final = _display_tool("geometries", "boundaries and shapes")
+
+
+class FlyToInput(BaseModel):
+    """Move the camera to a point."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    center: tuple[float, float] = Field(description="[longitude, latitude]")
+    zoom: float = Field(default=13, ge=0, le=22)
+
+
+async def _fly_to(arguments: FlyToInput, ctx: ToolContext) -> dict[str, Any]:
+    lon, lat = arguments.center
+    if not (-180 <= lon <= 180 and -90 <= lat <= 90):
+        hint = "the order is [longitude, latitude]" if -90 <= lon <= 90 else None
+        raise ToolError(f"center {list(arguments.center)} is not [longitude, latitude]", hint)
+    ctx.append([ViewChanged(center=(lon, lat), zoom=arguments.zoom)])
+    await ctx.emit("view", {"center": [lon, lat], "zoom": arguments.zoom})
+    return {"center": [lon, lat], "zoom": arguments.zoom}
+
+
+FLY_TO: Final = ToolEntry(
+    description="Move the map's camera to [longitude, latitude] at a zoom level.",
+    input_schema=FlyToInput,
+    execute=_fly_to,  # type: ignore[arg-type]
+    classification_prompt="Move the map to a location.",
+    tags=("map",),
+    example_prompts=("Zoom to the harbour",),
+)
+
+
+class FitBoundsInput(BaseModel):
+    """Fit the camera to a box, or to entries."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    bbox: tuple[float, float, float, float] | None = Field(
+        default=None, description="[west, south, east, north]"
+    )
+    entry_ids: list[str] | None = Field(default=None, description="Fit these entries.")
+
+    @model_validator(mode="after")
+    def _one(self) -> FitBoundsInput:
+        if (self.bbox is None) == (not self.entry_ids):
+            raise ValueError("pass either bbox or entry_ids")
+        return self
+
+
+async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, Any]:
+    if arguments.bbox is not None:
+        box = arguments.bbox
+    else:
+        boxes = []
+        for entry_id in arguments.entry_ids or []:
+            entry = ctx.workspace.entries.get(entry_id)
+            if entry is None:
+                raise ToolError(f"no entry {entry_id!r}", hint="call recall_state for the ids")
+            found = entry.latest.digest.get("bbox")
+            if isinstance(found, list):
+                boxes.append(found)
+        if not boxes:
+            raise ToolError("those entries have no geometry to fit")
+        box = (
+            min(b[0] for b in boxes),
+            min(b[1] for b in boxes),
+            max(b[2] for b in boxes),
+            max(b[3] for b in boxes),
+        )
+    try:
+        event = ViewChanged(bbox=tuple(float(v) for v in box))  # type: ignore[arg-type]
+    except ValueError as exc:
+        raise ToolError(f"bbox {list(box)} is not [west, south, east, north]: {exc}") from None
+    ctx.append([event])
+    await ctx.emit("view", {"bbox": list(event.bbox or ())})
+    return {"bbox": list(event.bbox or ())}
+
+
+FIT_BOUNDS: Final = ToolEntry(
+    description="Fit the map's camera to [west, south, east, north] or to entries.",
+    input_schema=FitBoundsInput,
+    execute=_fit_bounds,  # type: ignore[arg-type]
+    classification_prompt="Zoom the map to show a box or some entries.",
+    tags=("map",),
+)

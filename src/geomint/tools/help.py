@@ -1,0 +1,57 @@
+"""``help``: what the active tools do, with examples and example prompts, by tag."""
+
+from __future__ import annotations
+
+from typing import Any, Final
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from geomint.errors import UsageError
+from geomint.tools.context import ToolContext
+from geomint.tools.registry import ToolEntry
+from geomint.tools.results import ToolError
+
+__all__ = ["HELP"]
+
+
+class HelpInput(BaseModel):
+    """Arguments of ``help``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    tag: str | None = Field(default=None, description="Only tools with this tag, e.g. 'data'.")
+
+
+async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
+    if ctx.registry_help is None:
+        raise ToolError("help is not available in this context")
+    try:
+        rows = ctx.registry_help(arguments.tag)
+    except UsageError as exc:
+        raise ToolError(str(exc)) from None
+    return {
+        "tools": [
+            {
+                "name": r["name"],
+                # The first sentence is enough to choose; the full text is in the tool itself.
+                "does": r["description"].split("\n", 1)[0][:300],
+                "tags": r["tags"],
+                "examples": r["examples"][:2],
+                "example_prompts": r["example_prompts"][:3],
+            }
+            for r in rows
+        ]
+    }
+
+
+HELP: Final = ToolEntry(
+    description=(
+        "List what this agent can do: each tool with examples and example prompts, "
+        "optionally only those with a tag (data, map, recall, figures, byod, monitor)."
+    ),
+    input_schema=HelpInput,
+    execute=_help,  # type: ignore[arg-type]
+    classification_prompt="The person asks what the assistant can do, or for examples.",
+    tags=("help",),
+    example_prompts=("What can you do?", "Show me data examples"),
+)

@@ -1,0 +1,53 @@
+"""How a tool answers: a result for the model (a handle and a digest) and, separately, the
+full data for the UI; or a structured error the model can act on.
+
+A tool raises :class:`ToolError` for anything the model should hear about ("no entry
+places-9; the places entries are places-1, places-2"); the agent turns it, and any
+unexpected exception, into ``{"error": ..., "hint": ...}``. Nothing raises into the loop.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ToolError", "ToolResult"]
+
+
+class ToolError(Exception):
+    """A refusal or failure the model should read and can correct.
+
+    Args:
+        message: What went wrong, naming what was passed.
+        hint: What to do instead, when there is something specific.
+    """
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def as_result(self) -> dict[str, Any]:
+        """The structured error the model reads."""
+        out: dict[str, Any] = {"error": self.message}
+        if self.hint:
+            out["hint"] = self.hint
+        return out
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """What a tool returns.
+
+    Attributes:
+        model: What the model reads: handles (entry ids, value ids) and a digest. Cut to
+            the agent's size budget before it is sent.
+        ui: What the UI receives for this call, when it differs from ``model``.
+        failed: True when the call did not do what was asked (counted by the
+            two-failure rule) although it returned normally, e.g. code that raised.
+    """
+
+    model: dict[str, Any]
+    ui: dict[str, Any] | None = None
+    failed: bool = False
+    notes: tuple[str, ...] = field(default=())

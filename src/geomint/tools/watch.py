@@ -1,0 +1,365 @@
+"""Code that keeps running: monitors, trackers, and incident clustering.
+
+A monitored analysis (``analyse_data(monitor=True)``) and a tracker (``create_tracker``)
+are recipes recorded by name. When one of their source entries gets a new version,
+:func:`rerun_watchers` runs the recipe again over the latest versions: a monitor with
+``previous`` (its last result) and ``now``; a tracker with ``now`` and ``log`` (its
+verdicts so far). Every re-run is recorded, so the history is part of the chat's log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from typing import Any, Final
+
+import shapely
+from pydantic import BaseModel, ConfigDict, Field
+
+from geomint import geo
+from geomint.provenance import EntryVersion
+from geomint.state import AnalysisRecorded, EntryWritten
+from geomint.tools._analysis import entry_ids_by_kind, run_code, stored_result
+from geomint.tools.context import ToolContext
+from geomint.tools.registry import ToolEntry
+from geomint.tools.results import ToolError, ToolResult
+
+__all__ = ["CLUSTER_INCIDENTS", "CREATE_TRACKER", "check_verdict", "rerun_watchers"]
+
+_LOG_KEPT: Final = 20
+
+
+# -- re-running --------------------------------------------------------------------------
+
+
+async def rerun_watchers(ctx: ToolContext, written: EntryWritten) -> None:
+    """Re-run every monitor and tracker (switched on) that reads ``written``'s entry.
+
+    Re-runs never trigger further re-runs: a monitor that mints a layer writes an entry,
+    and that write does not wake other monitors (no cascades, no loops).
+    """
+    if written.version == 1:
+        return  # a new entry: nothing recorded can have read it yet
+    trigger = EntryVersion(entry_id=written.entry_id, version=written.version)
+    ctx.rerunning = True
+    try:
+        for recipe in ctx.workspace.watching(written.entry_id):
+            await _rerun(ctx, recipe, trigger)
+    finally:
+        ctx.rerunning = False
+
+
+async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersion) -> None:
+    ids = entry_ids_by_kind(list(dict.fromkeys(i.entry_id for i in recipe.inputs)))
+    present = {k: [i for i in v if i in ctx.workspace.entries] for k, v in ids.items()}
+    now = ctx.now().isoformat()
+    if recipe.tracker:
+        extra: dict[str, Any] = {"now": now, "log": _log(ctx, recipe.name or "")}
+        check = check_verdict
+    else:
+        extra = {"now": now, "previous": stored_result(ctx, recipe)}
+        check = None
+    run = await run_code(
+        ctx,
+        tool=recipe.tool or "analyse_data",
+        code=recipe.code,
+        ids_by_kind=present,
+        name=recipe.name,
+        output_format=recipe.output_format,
+        extra_inputs=extra,
+        monitored=recipe.monitored,
+        tracker=recipe.tracker,
+        rule=recipe.rule,
+        trigger=trigger,
+        check=check,
+    )
+    await ctx.emit(
+        "monitor_ran",
+        {
+            "name": recipe.name,
+            "tracker": recipe.tracker,
+            "analysis_id": run.record.analysis_id,
+            "trigger": trigger.model_dump(),
+            "ok": run.ok,
+            "result": run.value if run.ok else None,
+            "error": run.error,
+        },
+    )
+
+
+def _log(ctx: ToolContext, name: str) -> list[dict[str, Any]]:
+    verdicts = []
+    for record in ctx.workspace.runs_of(name):
+        if record.error is None:
+            result = stored_result(ctx, record)
+            if isinstance(result, Mapping):
+                verdicts.append(
+                    {
+                        "analysis_id": record.analysis_id,
+                        "active": result.get("active"),
+                        "summary": result.get("summary"),
+                        "members": result.get("members"),
+                    }
+                )
+    return verdicts[-_LOG_KEPT:]
+
+
+# -- trackers ----------------------------------------------------------------------------
+
+
+def check_verdict(value: Any) -> dict[str, Any]:
+    """Check a tracker's verdict: ``{active: bool, members: list, summary: str}``."""
+    if not isinstance(value, Mapping):
+        raise ToolError(
+            f"tracker code returned {type(value).__name__}; return "
+            "{'active': bool, 'members': [...], 'summary': 'one line'}"
+        )
+    missing = [k for k in ("active", "members", "summary") if k not in value]
+    if missing:
+        raise ToolError(
+            f"the tracker verdict lacks {', '.join(missing)}",
+            hint="return {'active': bool, 'members': [...], 'summary': '...'}",
+        )
+    if not isinstance(value["active"], bool):
+        raise ToolError(f"verdict 'active' must be true or false, got {value['active']!r}")
+    if not isinstance(value["members"], list):
+        raise ToolError("verdict 'members' must be a list (ids or names of what matched)")
+    if not isinstance(value["summary"], str):
+        raise ToolError("verdict 'summary' must be a line of text")
+    return {
+        "active": value["active"],
+        "members": value["members"][:500],
+        "summary": value["summary"][:500],
+    }
+
+
+class TrackerInput(BaseModel):
+    """Arguments of ``create_tracker``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    entry_ids: list[str] = Field(min_length=1, description="Entries the tracker watches.")
+    name: str = Field(min_length=1, max_length=100)
+    rule: str = Field(min_length=1, max_length=1_000, description="The rule, in words.")
+    code: str = Field(
+        min_length=1,
+        max_length=20_000,
+        description="Body returning {active, members, summary}; `now` and `log` are given.",
+    )
+
+
+async def _create_tracker(arguments: TrackerInput, ctx: ToolContext) -> ToolResult:
+    if ctx.workspace.recipe(arguments.name) is not None:
+        raise ToolError(
+            f"an analysis named {arguments.name!r} exists already",
+            hint="choose another name, or switch it with monitor_analysis",
+        )
+    run = await run_code(
+        ctx,
+        tool="create_tracker",
+        code=arguments.code,
+        ids_by_kind=entry_ids_by_kind(arguments.entry_ids),
+        name=arguments.name,
+        extra_inputs={"now": ctx.now().isoformat(), "log": []},
+        tracker=True,
+        rule=arguments.rule,
+        check=check_verdict,
+    )
+    out = run.for_model(ctx.settings.digest_chars)
+    if run.ok:
+        out["tracking"] = f"re-runs as {arguments.name!r} when a watched entry changes"
+    return ToolResult(model=out, failed=not run.ok)
+
+
+CREATE_TRACKER: Final = ToolEntry(
+    description=(
+        "Watch entries with a rule. The code returns {active: bool, members: [...], "
+        "summary: '...'} and re-runs whenever a watched entry gets a new version, with "
+        "`now` (ISO time) and `log` (earlier verdicts); every verdict is kept."
+    ),
+    input_schema=TrackerInput,
+    execute=_create_tracker,  # type: ignore[arg-type]
+    classification_prompt="Keep watching entries and say when a rule starts or stops holding.",
+    tags=("data", "monitor"),
+    example_prompts=("Tell me when more than 3 stops are in the closed zone",),
+    related_tools=("monitor_analysis", "analyse_data"),
+)
+
+
+# -- clustering --------------------------------------------------------------------------
+
+
+class ClusterInput(BaseModel):
+    """Arguments of ``cluster_incidents``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    incidents_entry_ids: list[str] = Field(min_length=1)
+    code: str | None = Field(
+        default=None,
+        max_length=20_000,
+        description="Optional body that filters or combines `incidents` first and returns "
+        "a FeatureCollection or a list of Features.",
+    )
+    eps_m: float = Field(default=250.0, gt=0, le=50_000, description="Neighbourhood, metres.")
+    min_members: int = Field(default=2, ge=1, le=1_000)
+    max_clusters: int | None = Field(default=None, ge=1, le=1_000)
+
+
+async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
+    ids = arguments.incidents_entry_ids
+    wrong = [i for i in ids if not i.startswith("incidents-")]
+    if wrong:
+        raise ToolError(
+            f"{', '.join(wrong)} are not incidents entries",
+            hint="cluster_incidents reads incidents-<n> entries",
+        )
+    recipe = _recipe_name(arguments)
+    previous_record = ctx.workspace.recipe(recipe)
+    previous = _clustering_from(stored_result(ctx, previous_record)) if previous_record else None
+    found: dict[str, Any] = {}
+
+    def cluster(value: Any) -> dict[str, Any]:
+        # Runs on the code's result, so the clustering (not the features) is what the run
+        # records, and what `previous` reads next time the same recipe runs.
+        features = _features(value)
+        try:
+            clustering = geo.cluster(
+                features,
+                eps_m=arguments.eps_m,
+                min_members=arguments.min_members,
+                max_clusters=arguments.max_clusters,
+                previous=previous,
+            )
+        except ValueError as exc:
+            raise ToolError(f"clustering failed: {exc}") from None
+        found.update(features=features, clustering=clustering)
+        return {
+            "clusters": [
+                {
+                    "id": c.id,
+                    "members": list(c.members),
+                    "keys": [_key(k) for k in c.keys],
+                    "centroid": list(c.centroid),
+                    "bbox": list(c.bbox),
+                }
+                for c in clustering.clusters
+            ],
+            "noise": len(clustering.noise),
+            "skipped": len(clustering.skipped),
+        }
+
+    run = await run_code(
+        ctx,
+        tool="cluster_incidents",
+        code=arguments.code or "return incidents",
+        ids_by_kind={"incidents": ids},
+        name=recipe,
+        check=cluster,
+    )
+    if not run.ok:
+        return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)
+    features, clustering = found["features"], found["clustering"]
+    hulls, rows = [], []
+    for group in clustering.clusters:
+        members = {"type": "FeatureCollection", "features": [features[i] for i in group.members]}
+        shape = shapely.convex_hull(shapely.union_all(geo.to_shapely(members)))
+        hulls.append(
+            {
+                "type": "Feature",
+                "geometry": shapely.geometry.mapping(shape),
+                "properties": {"cluster": group.id, "members": len(group.members)},
+            }
+        )
+        rows.append(
+            {
+                "id": group.id,
+                "members": len(group.members),
+                "centroid": [round(c, 6) for c in group.centroid],
+            }
+        )
+    written = await ctx.write_entry(
+        kind="geometries",
+        data={"type": "FeatureCollection", "features": hulls},
+        label=f"incident clusters ({len(rows)})",
+        sources=_sources(ctx, run.record.inputs),
+        derived_from=run.record.inputs,
+    )
+    return ToolResult(
+        model={
+            "analysis_id": run.record.analysis_id,
+            "entry_id": written.entry_id,
+            "clusters": rows[:50],
+            "cluster_count": len(rows),
+            "noise": len(clustering.noise),
+            "skipped": len(clustering.skipped),
+            "stable_ids": previous is not None,
+        }
+    )
+
+
+def _features(value: Any) -> list[Any]:
+    if isinstance(value, Mapping) and value.get("type") == "FeatureCollection":
+        return list(value.get("features") or [])
+    if isinstance(value, list):
+        return value
+    raise ToolError(
+        f"the cluster code returned {type(value).__name__}; return a FeatureCollection or "
+        "a list of Features"
+    )
+
+
+def _recipe_name(arguments: ClusterInput) -> str:
+    text = json.dumps(
+        [
+            sorted(arguments.incidents_entry_ids),
+            arguments.code,
+            arguments.eps_m,
+            arguments.min_members,
+            arguments.max_clusters,
+        ]
+    )
+    return "clusters-" + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def _key(key: Any) -> Any:
+    return key if isinstance(key, str | int | float) else json.dumps(key, sort_keys=True)
+
+
+def _clustering_from(result: Any) -> geo.Clustering | None:
+    if not isinstance(result, Mapping) or "clusters" not in result:
+        return None
+    clusters = tuple(
+        geo.Cluster(
+            id=int(c["id"]),
+            members=tuple(c["members"]),
+            keys=tuple(c["keys"]),
+            centroid=tuple(c["centroid"]),  # type: ignore[arg-type]
+            bbox=tuple(c["bbox"]),  # type: ignore[arg-type]
+        )
+        for c in result["clusters"]
+    )
+    return geo.Clustering(clusters=clusters, noise=(), skipped=())
+
+
+def _sources(ctx: ToolContext, read: Any) -> tuple[Any, ...]:
+    from geomint.provenance import union  # noqa: PLC0415
+
+    groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
+    return union(*groups) if groups else ()
+
+
+CLUSTER_INCIDENTS: Final = ToolEntry(
+    description=(
+        "Group traffic incidents that lie within eps_m metres of each other (DBSCAN over "
+        "whole geometries). Optional code filters or combines `incidents` first. Cluster "
+        "ids stay stable across calls with the same recipe."
+    ),
+    input_schema=ClusterInput,
+    execute=_cluster,  # type: ignore[arg-type]
+    classification_prompt="Group traffic incidents into hotspots or clusters.",
+    tags=("traffic", "data"),
+    example_prompts=("Where are the incident hotspots?",),
+    related_tools=("analyse_data",),
+)

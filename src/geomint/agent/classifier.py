@@ -118,8 +118,8 @@ def _output_type(registry: Mapping[str, ToolSpec]) -> type[BaseModel]:
     scope_fields: dict[str, Any] = {
         name: (dict[str, Any] | None, Field(default=None)) for name in scopable
     }
-    scopes = create_model("ToolScopes", **scope_fields)  # type: ignore[call-overload]
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    scopes = create_model("ToolScopes", **scope_fields)
+    return create_model(
         "ToolPick",
         tools=(list[str], Field(description="Names of the tools to activate.")),
         scopes=(scopes, Field(default_factory=scopes, description="Scope per scopable tool.")),
@@ -151,7 +151,7 @@ async def classify(
         model,
         instructions=instructions,
         output_type=output,
-        retries={"output": SCOPE_RETRIES},  # type: ignore[arg-type]
+        retries={"output": SCOPE_RETRIES},
         name="geomint-classifier",
     )
 

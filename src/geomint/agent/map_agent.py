@@ -170,7 +170,7 @@ class MapAgent:
     @property
     def model_info(self) -> dict[str, Any]:
         """The model's name and provider, and whether it is the scripted demo model."""
-        return describe_model(self.model)
+        return dict(describe_model(self.model))
 
     def tools_for(self, classification: Classification | None) -> dict[str, ToolEntry]:
         """The entries active for a turn, scoped where the classifier gave a scope."""
@@ -318,8 +318,8 @@ class MapAgent:
 
     def _history(self, chat_id: str) -> list[tuple[str, str]]:
         """The chat's earlier messages as ``(role, text)``, oldest first."""
-        messages = [
-            (e.body.role, e.body.text())
+        messages: list[tuple[str, str]] = [
+            (str(e.body.role), e.body.text())
             for e in self.chats.trace(chat_id)
             if isinstance(e.body, MessageAdded) and e.body.role in ("user", "assistant")
         ]

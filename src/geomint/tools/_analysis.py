@@ -227,7 +227,7 @@ async def run_code(
     for minted in result.layers:
         written = await ctx.write_entry(
             kind="geometries",
-            data=minted["data"],  # type: ignore[arg-type]
+            data=minted["data"],
             label=str(minted["label"]),
             sources=sources,
             derived_from=read,
@@ -264,8 +264,8 @@ async def run_code(
         try:
             minted_value, ledger = ledger.mint_value(
                 label=str(figure["label"]),
-                value=figure["value"],  # type: ignore[arg-type]
-                unit=figure.get("unit"),  # type: ignore[arg-type]
+                value=figure["value"],
+                unit=figure.get("unit"),
                 sources=_sources_of(ctx, narrowed),
                 minted_by=analysis_id,
                 code_hash=code_hash,
@@ -379,7 +379,7 @@ def _narrowed(
 
 
 def _valid_bbox(bbox: list[Any]) -> bool:
-    west, south, east, north = bbox
+    west, south, east, north = (float(v) for v in bbox)
     return -180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90
 
 

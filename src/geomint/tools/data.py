@@ -66,8 +66,11 @@ class _Analyse(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+_OutputFormat = Literal["json", "chart"]
+
+
 def _analyse_schema(kinds: Sequence[str]) -> type[BaseModel]:
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         "AnalyseDataInput",
         __base__=_Analyse,
         **_ids_fields(kinds),
@@ -77,7 +80,7 @@ def _analyse_schema(kinds: Sequence[str]) -> type[BaseModel]:
         ),
         code=(str, Field(min_length=1, max_length=20_000, description="Python function body.")),
         output_format=(
-            Literal["json", "chart"],
+            _OutputFormat,
             Field(default="json", description="'chart' for a Chart.js config."),
         ),
         monitor=(
@@ -124,7 +127,7 @@ def _build_analyse(scope: BaseModel | None) -> ToolEntry:
     return ToolEntry(
         description=description,
         input_schema=_analyse_schema(kinds),
-        execute=_analyse,  # type: ignore[arg-type]
+        execute=_analyse,
         classification_prompt="Compute, count, compare, measure or chart entries with code.",
         tags=("data", "analysis"),
         examples=(
@@ -154,7 +157,7 @@ ANALYSE_DATA: Final = ToolBuilder(
 
 
 def _process_schema(kinds: Sequence[str]) -> type[BaseModel]:
-    return create_model(  # type: ignore[call-overload,no-any-return]
+    return create_model(
         "ProcessDataInput",
         __base__=_Analyse,
         **_ids_fields(kinds),
@@ -247,9 +250,9 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     run = await run_code(
         ctx,
         tool="process_data",
-        code=arguments.code,
+        code=arguments.code,  # type: ignore[attr-defined]
         ids_by_kind=ids,
-        check=check_envelope,  # type: ignore[attr-defined]
+        check=check_envelope,
     )
     if not run.ok:
         return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)
@@ -366,7 +369,7 @@ def _build_process(scope: BaseModel | None) -> ToolEntry:
     return ToolEntry(
         description=description,
         input_schema=_process_schema(kinds),
-        execute=_process,  # type: ignore[arg-type]
+        execute=_process,
         classification_prompt=(
             "Filter, combine, buffer, union or derive new places or shapes for the map."
         ),

@@ -3,6 +3,7 @@ come with the providers)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Final
 
@@ -17,13 +18,14 @@ from geomint.tools.display import (
 from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
+from geomint.tools.registry import ToolSpec
 from geomint.tools.watch import CLUSTER_INCIDENTS, CREATE_TRACKER
 
 __all__ = ["DEFAULT_TOOLS"]
 
 #: Every default tool by name. Read-only: an application passes its changes to
 #: ``create_map_agent(tools=...)`` instead of editing this.
-DEFAULT_TOOLS: Final = MappingProxyType(
+DEFAULT_TOOLS: Final[Mapping[str, ToolSpec]] = MappingProxyType(
     {
         "analyse_data": ANALYSE_DATA,
         "process_data": PROCESS_DATA,

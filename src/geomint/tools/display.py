@@ -143,14 +143,14 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
     if arguments.bbox is not None:
         box = arguments.bbox
     else:
-        boxes = []
+        boxes: list[list[float]] = []
         for entry_id in arguments.entry_ids or []:
             entry = ctx.workspace.entries.get(entry_id)
             if entry is None:
                 raise ToolError(f"no entry {entry_id!r}", hint="call recall_state for the ids")
             found = entry.latest.digest.get("bbox")
-            if isinstance(found, list):
-                boxes.append(found)
+            if isinstance(found, list) and len(found) == 4:
+                boxes.append([float(v) for v in found])  # type: ignore[arg-type]
         if not boxes:
             raise ToolError("those entries have no geometry to fit")
         box = (

@@ -335,8 +335,8 @@ def _clustering_from(result: Any) -> geo.Clustering | None:
             id=int(c["id"]),
             members=tuple(c["members"]),
             keys=tuple(c["keys"]),
-            centroid=tuple(c["centroid"]),  # type: ignore[arg-type]
-            bbox=tuple(c["bbox"]),  # type: ignore[arg-type]
+            centroid=tuple(c["centroid"]),
+            bbox=tuple(c["bbox"]),
         )
         for c in result["clusters"]
     )

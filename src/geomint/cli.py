@@ -10,6 +10,7 @@ from typing import Annotated, Any
 import typer
 
 from geomint._commands import chats as chats_commands
+from geomint._commands import demo as demo_command
 from geomint.errors import SandboxUnavailableError, UsageError
 
 __all__ = ["app"]
@@ -23,6 +24,7 @@ app = typer.Typer(
 
 
 app.add_typer(chats_commands.app, name="chats")
+app.command("demo")(demo_command.demo)
 
 
 @app.callback()

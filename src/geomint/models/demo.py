@@ -27,7 +27,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
-__all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt"]
+__all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt", "scripted_model"]
 
 DEMO_NOTICE: Final = "(scripted demo model: no language model is configured)"
 _NEWEST: Final = "Newest user message: "
@@ -396,23 +396,36 @@ def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     return ModelResponse(parts=[TextPart(f"{script.answer} {DEMO_NOTICE}")])
 
 
-async def _stream(
-    messages: list[ModelMessage], info: AgentInfo
-) -> AsyncIterator[str | DeltaToolCalls]:
-    response = _respond(messages, info)
-    for index, part in enumerate(response.parts):
-        if isinstance(part, TextPart):
-            words = part.content.split(" ")
-            for i, word in enumerate(words):
-                yield word if i == 0 else " " + word
-        elif isinstance(part, ToolCallPart):
-            yield {
-                index: DeltaToolCall(
-                    name=part.tool_name,
-                    json_args=part.args_as_json_str(),
-                    tool_call_id=part.tool_call_id,
-                )
-            }
+Respond = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
+
+
+def scripted_model(respond: Respond, *, name: str = "scripted") -> FunctionModel:
+    """A model from a plain function of the messages, streaming what it returns.
+
+    The agent streams every run, so a function model needs a streaming twin: this one
+    replays the response as text deltas (word by word) and tool calls. Tests and the
+    demo use it; an application can too, to script its own examples.
+    """
+
+    async def stream(
+        messages: list[ModelMessage], info: AgentInfo
+    ) -> AsyncIterator[str | DeltaToolCalls]:
+        response = respond(messages, info)
+        for index, part in enumerate(response.parts):
+            if isinstance(part, TextPart):
+                words = part.content.split(" ")
+                for i, word in enumerate(words):
+                    yield word if i == 0 else " " + word
+            elif isinstance(part, ToolCallPart):
+                yield {
+                    index: DeltaToolCall(
+                        name=part.tool_name,
+                        json_args=part.args_as_json_str(),
+                        tool_call_id=part.tool_call_id,
+                    )
+                }
+
+    return FunctionModel(respond, stream_function=stream, model_name=name)
 
 
 class DemoModel(FunctionModel):
@@ -421,4 +434,10 @@ class DemoModel(FunctionModel):
     is_demo: Final = True
 
     def __init__(self) -> None:
-        super().__init__(_respond, stream_function=_stream, model_name="geomint-demo")
+        twin = scripted_model(_respond, name="geomint-demo")
+        super().__init__(_respond, stream_function=twin.stream_function, model_name="geomint-demo")
+
+    @property
+    def system(self) -> str:
+        """The provider name shown beside the model's: this one is geomint's own."""
+        return "geomint-demo"

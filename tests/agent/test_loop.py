@@ -1,0 +1,290 @@
+"""The agent's loop: the seed example end to end, the two-failure rule, max_steps counting
+model steps, a chat resumed after a restart, hooks, custom tools."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+from tests.agent.scripted import Script, run, tool_returns
+
+from geomint.agent import MapAgent, create_map_agent
+from geomint.agent._toolset import STOP_MESSAGE
+from geomint.agent.demo import seed_demo_chat
+from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, ToolFailed
+from geomint.store import Chats, SQLiteStore
+from geomint.tools import ToolEntry
+
+_CHART = """\
+from collections import Counter
+counts = Counter(f["properties"]["category"] for f in places["features"])
+mint.value(len(places["features"]), "places counted", unit="places")
+top = counts.most_common(5)
+return {"type": "bar", "data": {"labels": [c for c, _ in top],
+        "datasets": [{"label": "Places", "data": [n for _, n in top]}]}}"""
+
+
+def _chart_script() -> Script:
+    return Script(
+        picks=[
+            {
+                "tools": ["analyse_data", "present_figure"],
+                "scopes": {"analyse_data": {"kinds": ["places"]}},
+            }
+        ],
+        steps=[
+            [
+                (
+                    "analyse_data",
+                    {
+                        "places_entry_ids": ["places-1"],
+                        "name": "category-bar",
+                        "output_format": "chart",
+                        "code": _CHART,
+                    },
+                )
+            ],
+            [("present_figure", {"value_ids": ["v1"], "title": "Places"})],
+            "Here is the chart.",
+        ],
+    )
+
+
+def test_seed_example_bar_chart_of_places_by_category_end_to_end(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    script = _chart_script()
+    agent = make_agent(script)
+    chat = run(seed_demo_chat(agent, "seed"))
+    result = run(agent.run("Bar chart of these places by category", chat_id=chat))
+
+    assert result.errors == []
+    assert result.text == "Here is the chart."
+    assert [c["name"] for c in result.tool_calls] == ["analyse_data", "present_figure"]
+    assert all(c["ok"] for c in result.tool_calls)
+    (chart,) = result.charts
+    assert chart["type"] == "bar"
+    assert chart["data"]["labels"][0] == "restaurant"  # the most common category in the data
+    (figure,) = result.figures
+    assert figure["id"] == "v1" and figure["value"] == 1326 and figure["unit"] == "places"
+    assert figure["licences"] == ["ODbL-1.0"]
+    assert figure["sources"][0]["publisher"] == "OpenStreetMap contributors"
+    # The classifier's scope narrowed analyse_data to places for the loop's request.
+    (_, _, info) = next(s for s in script.seen if s[0] == "loop")
+    (tool,) = [t for t in info.function_tools if t.name == "analyse_data"]
+    properties = tool.parameters_json_schema["properties"]
+    assert "places_entry_ids" in properties and "routes_entry_ids" not in properties
+    assert {t.name for t in info.function_tools} == {"analyse_data", "present_figure"}
+    # The log holds the analysis, the figure shown, and both messages.
+    events = [e.body for e in agent.chats.trace(chat, result.run_id)]
+    assert any(isinstance(b, AnalysisRecorded) and b.name == "category-bar" for b in events)
+    assert any(isinstance(b, FigurePresented) and b.value_ids == ("v1",) for b in events)
+    roles = [b.role for b in events if isinstance(b, MessageAdded)]
+    assert roles == ["user", "assistant"]
+    # Bytes never enter the model's context: the analyse_data result is a digest.
+    (_, messages, _) = script.seen[-1]
+    returned = dict(tool_returns(messages))
+    assert "features" not in str(returned["analyse_data"])
+    assert returned["analyse_data"]["figures"][0]["id"] == "v1"
+
+
+def test_two_failures_with_the_same_arguments_tell_the_model_to_stop(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    bad = ("analyse_data", {"places_entry_ids": ["places-9"], "name": "x", "code": "return 1"})
+    script = Script(
+        picks=[{"tools": ["analyse_data"], "scopes": {"analyse_data": {"kinds": ["places"]}}}],
+        steps=[[bad], [bad], [bad], "I could not find that entry."],
+    )
+    agent = make_agent(script)
+    chat = run(seed_demo_chat(agent, "two"))
+    result = run(agent.run("chart places-9", chat_id=chat))
+
+    first, second, third = result.tool_calls
+    assert not first["ok"] and "places-9" in first["result"]["error"]
+    assert "stop" not in first["result"]
+    assert second["result"]["stop"] == STOP_MESSAGE.format(tool="analyse_data")
+    assert third["result"]["not_run"] is True  # a third identical call is not run
+    failures = [e.body for e in agent.chats.trace(chat) if isinstance(e.body, ToolFailed)]
+    assert len(failures) == 2  # the third was not run, so it did not fail
+    assert result.text == "I could not find that entry."
+
+
+def test_a_different_argument_is_a_new_attempt(make_agent: Callable[..., MapAgent]) -> None:
+    calls = [
+        ("fly_to", {"center": [24.9, 160.2]}),
+        ("fly_to", {"center": [24.9, 160.2]}),
+        ("fly_to", {"center": [24.94, 60.17]}),
+    ]
+    script = Script(
+        picks=[{"tools": ["fly_to"], "scopes": {}}],
+        steps=[[calls[0]], [calls[1]], [calls[2]], "Done."],
+    )
+    agent = make_agent(script)
+    result = run(agent.run("go to helsinki", chat_id="diff"))
+    assert [c["ok"] for c in result.tool_calls] == [False, False, True]
+    assert "stop" in result.tool_calls[1]["result"]
+
+
+def test_max_steps_counts_model_steps_not_tool_calls(make_agent: Callable[..., MapAgent]) -> None:
+    parallel = [("recall_state", {}), ("recall_places", {}), ("recall_byod", {})]
+    script = Script(
+        picks=[{"tools": ["recall_state", "recall_places", "recall_byod"], "scopes": {}}],
+        steps=[parallel, "All three read in one step."],
+    )
+    agent = make_agent(script, max_steps=2)
+    result = run(agent.run("what do we have?", chat_id="steps"))
+    assert len(result.tool_calls) == 3  # three calls ...
+    assert result.steps == 2  # ... in one step, then the answer
+    assert not result.stopped and result.errors == []
+
+
+def test_a_run_that_never_answers_stops_at_max_steps(make_agent: Callable[..., MapAgent]) -> None:
+    script = Script(
+        picks=[{"tools": ["recall_state"], "scopes": {}}], steps=[[("recall_state", {})]]
+    )
+    agent = make_agent(script, max_steps=3)
+    result = run(agent.run("loop forever", chat_id="loop"))
+    assert result.stopped
+    assert script.loop_calls == 3
+    assert len(result.tool_calls) == 3
+    assert "3 model steps" in result.errors[0]
+    # The question and the (empty, stopped) answer are both saved.
+    messages = [e.body for e in agent.chats.trace("loop") if isinstance(e.body, MessageAdded)]
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert {"kind": "stopped"} in messages[1].parts
+
+
+def test_a_chat_resumes_after_a_restart_with_the_same_chat_id(
+    tmp_path: Path, make_agent: Callable[..., MapAgent]
+) -> None:
+    path = tmp_path / "chats.db"
+    first = make_agent(_chart_script(), chats=Chats(SQLiteStore(path)))
+    run(seed_demo_chat(first, "resume"))
+    run(first.run("Bar chart of these places by category", chat_id="resume"))
+    first.chats.store.close()
+
+    script = Script(
+        picks=[{"tools": ["recall_state", "present_figure"], "scopes": {}}],
+        steps=[
+            [("recall_state", {})],
+            [("present_figure", {"value_ids": ["v1"]})],
+            "Still 1,326 places.",
+        ],
+    )
+    second = make_agent(script, chats=Chats(SQLiteStore(path)))  # a new process, same file
+    result = run(second.run("and how many places was that?", chat_id="resume"))
+    second.chats.store.close()
+
+    assert result.errors == [] and all(c["ok"] for c in result.tool_calls)
+    state = result.tool_calls[0]["result"]
+    assert [e["entry_id"] for e in state["entries"]] == ["places-1", "geometries-1"]
+    assert state["values"][0]["id"] == "v1"
+    assert result.figures[0]["value"] == 1326
+    # The model saw the earlier question and answer, not the earlier tool results.
+    (_, messages, _) = next(s for s in script.seen if s[0] == "loop")
+    text = str(messages)
+    assert "Bar chart of these places by category" in text and "Here is the chart." in text
+    assert "category-bar" not in text  # no tool call or result from the first run
+
+
+def test_hooks_see_the_classification_and_every_tool_call(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    classified: list[dict[str, Any]] = []
+    executed: list[tuple[str, dict[str, Any], dict[str, Any]]] = []
+    agent = make_agent(
+        _chart_script(),
+        on_classify=classified.append,
+        on_tool_execute=lambda n, a, r: executed.append((n, a, r)),
+    )
+    run(seed_demo_chat(agent, "hooks"))
+    run(agent.run("Bar chart of these places by category", chat_id="hooks"))
+    assert classified[0]["active"] == ["analyse_data", "present_figure"]
+    assert classified[0]["scopes"] == {"analyse_data": {"kinds": ["places"]}}
+    assert [n for n, _, _ in executed] == ["analyse_data", "present_figure"]
+    assert executed[1][2]["presented"] == ["v1"]
+
+
+class _VehicleInput(BaseModel):
+    vehicle_id: str
+
+
+async def _vehicle(arguments: _VehicleInput, ctx: Any) -> dict[str, Any]:
+    data = {
+        "type": "FeatureCollection",
+        "features": [
+            {
+                "type": "Feature",
+                "properties": {"name": f"Vehicle {arguments.vehicle_id}"},
+                "geometry": {"type": "Point", "coordinates": [24.94, 60.17]},
+            }
+        ],
+    }
+    written = await ctx.write_entry(kind="places", data=data, label="fleet vehicle")
+    return {"entry_id": written.entry_id}
+
+
+def test_a_custom_tool_takes_part_in_classification_and_runs(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    fleet = ToolEntry(
+        description="Get a fleet vehicle's position and add it to the places.",
+        input_schema=_VehicleInput,
+        execute=_vehicle,  # type: ignore[arg-type]
+        classification_prompt="Locate a fleet vehicle by its id.",
+    )
+    script = Script(
+        picks=[{"tools": ["get_fleet_vehicle"], "scopes": {}}],
+        steps=[[("get_fleet_vehicle", {"vehicle_id": "TT-001"})], "It is there."],
+    )
+    agent = make_agent(script, tools={"get_fleet_vehicle": fleet, "help": False})
+    result = run(agent.run("Where is vehicle TT-001?", chat_id="fleet"))
+    assert result.tool_calls[0]["result"] == {"entry_id": "places-1"}
+    assert "help" not in agent.registry
+    (_, messages, _) = script.seen[0]
+    assert "get_fleet_vehicle: Locate a fleet vehicle by its id." in str(
+        script.seen[0][2].instructions
+    )
+    assert messages  # the classifier saw the conversation
+
+
+def test_closing_the_stream_early_keeps_the_partial_answer(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    script = Script(
+        picks=[{"tools": [], "scopes": {}}], steps=["one two three four five six seven"]
+    )
+    agent = make_agent(script)
+
+    async def read_three() -> list[str]:
+        seen = []
+        stream = agent.run_stream("say something", chat_id="stop")
+        async for event in stream:
+            if event.type == "text":
+                seen.append(event.data["delta"])
+                if len(seen) == 3:
+                    break
+        await stream.aclose()  # type: ignore[attr-defined]
+        return seen
+
+    assert run(read_three()) == ["one", " two", " three"]
+    messages = [e.body for e in agent.chats.trace("stop") if isinstance(e.body, MessageAdded)]
+    assert messages[-1].role == "assistant"
+    assert messages[-1].parts[0]["text"].startswith("one two three")
+    assert {"kind": "stopped"} in messages[-1].parts
+
+
+def test_create_map_agent_on_the_defaults_names_its_mode_and_model(tmp_path: Path) -> None:
+    agent = create_map_agent("demo", store=f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        assert agent.model_info == {
+            "name": "geomint-demo",
+            "provider": "geomint-demo",
+            "demo": True,
+        }
+        assert agent.code_execution_mode in {"isolated", "restricted", "not-started"}
+    finally:
+        agent.close()

@@ -1,0 +1,55 @@
+"""`geomint demo --json`: every scripted prompt end to end on the real sandbox and store."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from geomint.cli import app
+from geomint.models.demo import DEMO_PROMPTS
+
+
+def test_demo_json_runs_every_prompt_end_to_end() -> None:
+    result = CliRunner().invoke(app, ["demo", "--json", "--store", "memory:"])
+    assert result.exit_code == 0, result.output
+    transcript = json.loads(result.stdout)
+    assert transcript["model"]["demo"] is True
+    assert transcript["sandbox"] in {"isolated", "restricted"}
+    prompts = {p["prompt"]: p for p in transcript["prompts"]}
+    assert list(prompts) == [p.text for p in DEMO_PROMPTS]
+    for row in prompts.values():
+        assert row["errors"] == [] and row["tools"], row["prompt"]
+        assert all(t["ok"] for t in row["tools"]), row["tools"]
+
+    chart = prompts["Bar chart of these places by category"]
+    assert chart["charts"][0]["type"] == "bar"
+    assert chart["charts"][0]["data"]["labels"][:3] == ["restaurant", "clothes", "cafe"]
+    counted = chart["figures"][0]
+    assert (counted["id"], counted["value"], counted["unit"]) == ("v1", 1326, "places")
+    assert counted["sources"][0]["licence"] == "ODbL-1.0"
+    assert counted["sources"][0]["evidence"] == "observed"
+
+    near = prompts["How many stops are within 200 m of a café?"]
+    assert [t["name"] for t in near["tools"]] == ["analyse_data", "present_figure"]
+    assert {f["label"] for f in near["figures"]} == {
+        "stops within 200 m of a café",
+        "stops in the layer",
+    }
+    union = prompts["Union the park boundaries and show them"]
+    assert union["entries"][0]["kind"] == "geometries"
+    assert union["figures"][0]["unit"] == "m²"
+    cafes = prompts["Show only the cafés on the map"]
+    assert cafes["entries"] == [
+        {"entry_id": "places-2", "kind": "places", "version": 1, "label": "cafés", "features": 85}
+    ]
+    reload = prompts["Reload my stops file"]
+    assert reload["entries"][0]["version"] == 2
+    assert [(m["name"], m["ok"]) for m in reload["monitors"]] == [("stop-count", True)]
+    assert "scripted demo model" in reload["text"]
+
+
+def test_demo_refuses_the_in_process_mode() -> None:
+    result = CliRunner().invoke(app, ["demo", "--mode", "in-process", "--store", "memory:"])
+    assert result.exit_code == 2
+    assert "model-written code" in result.output

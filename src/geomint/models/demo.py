@@ -435,6 +435,7 @@ class DemoModel(FunctionModel):
 
     def __init__(self) -> None:
         twin = scripted_model(_respond, name="geomint-demo")
+        assert twin.stream_function is not None
         super().__init__(_respond, stream_function=twin.stream_function, model_name="geomint-demo")
 
     @property

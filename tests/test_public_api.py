@@ -9,8 +9,23 @@ import geomint.sandbox
 def test_package_root_exports() -> None:
     assert sorted(geomint.__all__) == sorted([
         "GeomintError", "ModelFacingError", "OperatorError", "SandboxUnavailableError",
-        "UsageError", "__version__",
+        "UsageError", "__version__", "create_map_agent", "MapAgent", "RunResult",
+        "AgentEvent", "DEFAULT_TOOLS", "ToolEntry", "ToolBuilder",
     ])  # fmt: skip
+    for name in geomint.__all__:
+        assert getattr(geomint, name) is not None
+
+
+def test_agent_exports() -> None:
+    import geomint.agent
+    import geomint.tools
+
+    assert sorted(geomint.agent.__all__) == sorted([
+        "AgentEvent", "Classification", "MapAgent", "RunResult", "classify", "create_map_agent",
+    ])  # fmt: skip
+    assert geomint.create_map_agent is geomint.agent.create_map_agent
+    assert geomint.DEFAULT_TOOLS is geomint.tools.DEFAULT_TOOLS
+    assert "analyse_data" in geomint.DEFAULT_TOOLS
 
 
 def test_sandbox_exports() -> None:

@@ -288,3 +288,63 @@ def test_create_map_agent_on_the_defaults_names_its_mode_and_model(tmp_path: Pat
         assert agent.code_execution_mode in {"isolated", "restricted", "not-started"}
     finally:
         agent.close()
+
+
+def _approval_tool(ran: list[str]) -> ToolEntry:
+    async def execute(arguments: _VehicleInput, ctx: Any) -> dict[str, Any]:
+        ran.append(arguments.vehicle_id)
+        return {"dispatched": arguments.vehicle_id}
+
+    return ToolEntry(
+        description="Dispatch a vehicle.",
+        input_schema=_VehicleInput,
+        execute=execute,  # type: ignore[arg-type]
+        classification_prompt="Dispatch a vehicle.",
+        requires_approval=True,
+    )
+
+
+def _dispatch_script() -> Script:
+    return Script(
+        picks=[{"tools": ["dispatch"], "scopes": {}}],
+        steps=[[("dispatch", {"vehicle_id": "TT-7"})], "Done."],
+    )
+
+
+def test_a_tool_needing_approval_runs_when_approved(make_agent: Callable[..., MapAgent]) -> None:
+    ran: list[str] = []
+    asked: list[tuple[str, dict[str, Any]]] = []
+
+    async def approve(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        asked.append((tool, args))
+        return True, ""
+
+    agent = make_agent(_dispatch_script(), tools={"dispatch": _approval_tool(ran)}, approve=approve)
+    result = run(agent.run("dispatch TT-7", chat_id="ok"))
+    assert ran == ["TT-7"] and asked == [("dispatch", {"vehicle_id": "TT-7"})]
+    assert result.tool_calls[0]["result"] == {"dispatched": "TT-7"}
+    approval = next(iter(agent.chats.open("ok").approvals.values()))
+    assert approval.answer == "given" and approval.asked.tool == "dispatch"
+
+
+def test_a_refused_or_unaskable_approval_does_not_run_the_tool(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    ran: list[str] = []
+
+    async def refuse(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+        return False, "not now"
+
+    refused = make_agent(
+        _dispatch_script(), tools={"dispatch": _approval_tool(ran)}, approve=refuse
+    )
+    result = run(refused.run("dispatch TT-7", chat_id="no"))
+    assert ran == []
+    assert "refused: not now" in result.tool_calls[0]["result"]["error"]
+    (approval,) = refused.chats.open("no").approvals.values()
+    assert (approval.answer, approval.reason) == ("refused", "not now")
+
+    nobody = make_agent(_dispatch_script(), tools={"dispatch": _approval_tool(ran)})
+    result = run(nobody.run("dispatch TT-7", chat_id="nobody"))
+    assert ran == []  # fail closed: no approver, no call
+    assert "no one can approve" in result.tool_calls[0]["result"]["error"]

@@ -8,6 +8,8 @@
   model to stop calling it and explain; a third identical call is not run at all.
 - Calls that change the chat run one at a time (entry ids and the ledger are handed out
   in order), while the model may still ask for several in one step.
+- A tool with ``requires_approval`` runs only when the application's ``approve`` callback
+  says yes; with no callback it is refused (fail closed). Both answers are in the log.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from pydantic_ai import RunContext, Tool, ToolReturn
 
 from geomint.agent.events import MapEvent
 from geomint.errors import ModelFacingError
-from geomint.state import ToolFailed
+from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, ToolFailed
 from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
 
@@ -38,6 +40,9 @@ STOP_MESSAGE: Final = (
 )
 _MAX_FAILURES: Final = 2
 
+#: Asks a person about a tool call: ``(tool, arguments) -> (approved, reason)``.
+Approve = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
+
 
 @dataclass
 class TurnTools:
@@ -46,6 +51,7 @@ class TurnTools:
     context: ToolContext
     budget: int
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None
+    approve: Approve | None = None
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     calls: list[dict[str, Any]] = field(default_factory=list)
@@ -84,7 +90,13 @@ def _runner(
         async with turn.lock:
             turn.context.emit = emit
             turn.context.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
-            model, ui, failed = await _execute(name, entry, arguments, turn.context)
+            refusal = None
+            if entry.requires_approval:
+                refusal = await _ask(turn, name, arguments, run_ctx.tool_call_id or "")
+            if refusal is not None:
+                model, ui, failed = refusal, None, True
+            else:
+                model, ui, failed = await _execute(name, entry, arguments, turn.context)
         if failed:
             turn.failures[key] = turn.failures.get(key, 0) + 1
             _record_failure(turn.context, name, arguments, model)
@@ -93,6 +105,36 @@ def _runner(
         return _finish(turn, name, arguments, cut_to_budget(model, turn.budget), ui, failed=failed)
 
     return run
+
+
+async def _ask(
+    turn: TurnTools, name: str, arguments: dict[str, Any], call_id: str
+) -> dict[str, Any] | None:
+    """Ask for approval; return the refusal the model reads, or None to go ahead."""
+    ctx = turn.context
+    approval_id = f"{ctx.run_id}-{call_id or len(turn.calls)}"
+    safe = json.loads(json.dumps(arguments, default=str))
+    ctx.append([ApprovalAsked(approval_id=approval_id, tool=name, arguments=safe)])
+    await ctx.emit("approval", {"approval_id": approval_id, "tool": name, "args": safe})
+    if turn.approve is None:
+        approved, reason = False, "no one can approve tool calls in this session"
+    else:
+        try:
+            approved, reason = await turn.approve(name, safe)
+        except Exception as exc:  # a failing approver is a refusal
+            approved, reason = False, f"the approval could not be asked ({type(exc).__name__})"
+    if approved:
+        ctx.append([ApprovalGiven(approval_id=approval_id)])
+        await ctx.emit("approval_answered", {"approval_id": approval_id, "approved": True})
+        return None
+    ctx.append([ApprovalRefused(approval_id=approval_id, reason=reason[:1_000])])
+    await ctx.emit(
+        "approval_answered", {"approval_id": approval_id, "approved": False, "reason": reason}
+    )
+    return {
+        "error": f"{name} needs a person's approval and was refused: {reason}",
+        "hint": "tell the person what you wanted to do and why; do not retry it unasked",
+    }
 
 
 async def _execute(

@@ -40,7 +40,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
-from geomint.agent._toolset import TurnTools, build_tools
+from geomint.agent._toolset import Approve, TurnTools, build_tools
 from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent, MapEvent
 from geomint.errors import UsageError
@@ -142,6 +142,7 @@ class MapAgent:
         settings: ToolSettings | None = None,
         on_classify: Callable[[dict[str, Any]], Any] | None = None,
         on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
+        approve: Approve | None = None,
         owns_store: bool = True,
     ) -> None:
         if max_steps < 1:
@@ -155,6 +156,7 @@ class MapAgent:
         self.settings = settings or ToolSettings()
         self.on_classify = on_classify
         self.on_tool_execute = on_tool_execute
+        self.approve = approve
         self._owns_store = owns_store
         self._cache = EntryCache()
         self._chat_locks: dict[str, asyncio.Lock] = {}
@@ -246,7 +248,10 @@ class MapAgent:
             after_entry_written=_after_write,
         )
         turn = TurnTools(
-            context=context, budget=self.settings.digest_chars, on_tool_execute=self.on_tool_execute
+            context=context,
+            budget=self.settings.digest_chars,
+            on_tool_execute=self.on_tool_execute,
+            approve=self.approve,
         )
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
@@ -439,6 +444,7 @@ def create_map_agent(
     allowed_networks: tuple[str, ...] = (),
     on_classify: Callable[[dict[str, Any]], Any] | None = None,
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
+    approve: Approve | None = None,
 ) -> MapAgent:
     """Build a map agent.
 
@@ -467,6 +473,8 @@ def create_map_agent(
         allowed_networks: Private networks ``add_byod_layer(url=...)`` may reach (CIDR).
         on_classify: Called with each turn's classification.
         on_tool_execute: Called with ``(name, args, result)`` after each tool call.
+        approve: ``async (tool, args) -> (approved, reason)``, asked before each call of a
+            tool with ``requires_approval``; without it such calls are refused.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -497,5 +505,6 @@ def create_map_agent(
         settings=ToolSettings(byod_dirs=folders, allowed_networks=tuple(allowed_networks)),
         on_classify=on_classify,
         on_tool_execute=on_tool_execute,
+        approve=approve,
         owns_store=owns,
     )

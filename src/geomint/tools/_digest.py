@@ -140,7 +140,8 @@ def cut_to_budget(value: Any, budget: int) -> Any:
         if _size(out) <= budget:
             return out
         text = json.dumps(out, ensure_ascii=False, default=str)
-        return {"truncated": True, "start": text[: max(budget - 60, 20)]}
+        head = _head(text, budget - 30)
+        return {"truncated": True, "start": head}
     if isinstance(value, list):
         kept: list[Any] = []
         for item in value:
@@ -149,8 +150,17 @@ def cut_to_budget(value: Any, budget: int) -> Any:
             kept.append(item)
         return {"items": kept, "total": len(value), "truncated": True}
     if isinstance(value, str):
-        return value[: max(budget - 3, 1)] + "…"
+        return _head(value, budget)
     return value
+
+
+def _head(text: str, budget: int) -> str:
+    """The start of ``text``, marked cut, whose JSON form fits ``budget`` (escapes count)."""
+    head = text[: max(budget - 3, 1)]
+    while len(head) > 1 and (size := _size(head + "…")) > budget:
+        # Escaped quotes and backslashes make the JSON longer than the text: cut in proportion.
+        head = head[: max(min(len(head) - 1, len(head) * budget // size), 1)]
+    return head + "…"
 
 
 def _size(value: Any) -> int:

@@ -131,6 +131,9 @@ class _State:
     spare: _host.Child | None = None
     handoff: threading.Thread | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
+    # Guards only `starter`, so start() never waits on `lock`, which the starting thread
+    # holds for as long as a worker takes to come up.
+    starting: threading.Lock = field(default_factory=threading.Lock)
 
 
 class Sandbox:
@@ -223,7 +226,7 @@ class Sandbox:
 
     def start(self) -> None:
         """Start the worker in the background, so the first :meth:`run` is fast."""
-        with self._state.lock:
+        with self._state.starting:
             if self._state.level is not None or self._state.starter is not None:
                 return
             starter = threading.Thread(

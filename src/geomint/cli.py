@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geomint._commands import chat as chat_commands
 from geomint._commands import chats as chats_commands
 from geomint._commands import demo as demo_command
 from geomint.errors import SandboxUnavailableError, UsageError
@@ -24,6 +25,7 @@ app = typer.Typer(
 
 
 app.add_typer(chats_commands.app, name="chats")
+app.add_typer(chat_commands.app, name="chat")
 app.command("demo")(demo_command.demo)
 
 

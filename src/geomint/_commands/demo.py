@@ -53,9 +53,12 @@ def demo(
 
 
 async def _run(store: str | None, mode: str) -> dict[str, Any]:
+    import pydantic_ai  # noqa: PLC0415
+
     from geomint.agent import create_map_agent  # noqa: PLC0415 - keep `geomint --help` fast
     from geomint.agent.demo import DEMO_PROMPTS, seed_demo_chat, transcript  # noqa: PLC0415
 
+    pydantic_ai.BANNER_ENABLED = False  # its first-run banner would land inside the output
     agent = create_map_agent("demo", store=store, code_execution={"mode": mode})
     try:
         chat_id = await seed_demo_chat(agent)

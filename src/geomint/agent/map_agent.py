@@ -169,6 +169,11 @@ class MapAgent:
         ``not-started`` / ``unavailable``)."""
         return str(self.sandbox.mode)
 
+    def ready(self, timeout_s: float = 60.0) -> str:
+        """Wait until the sandbox has started (it starts in the background) and return its
+        mode, so a banner can say which isolation the session has."""
+        return str(self.sandbox.wait_started(timeout_s))
+
     @property
     def model_info(self) -> dict[str, Any]:
         """The model's name and provider, and whether it is the scripted demo model."""

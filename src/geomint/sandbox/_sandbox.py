@@ -235,6 +235,13 @@ class Sandbox:
             self._state.starter = starter
             starter.start()
 
+    def wait_started(self, timeout_s: float = 60.0) -> Mode:
+        """Wait for a :meth:`start` under way to finish; return the mode calls will run in."""
+        starter = self._state.starter
+        if starter is not None and starter is not threading.current_thread():
+            starter.join(timeout=timeout_s)
+        return self.mode
+
     def _try_start(self) -> None:
         # A failure is recorded in the state; the next run() reports it.
         with contextlib.suppress(SandboxUnavailableError):

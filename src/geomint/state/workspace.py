@@ -216,13 +216,18 @@ class Workspace(BaseModel):
     def watching(self, entry_id: str) -> tuple[AnalysisRecorded, ...]:
         """The monitors and trackers (switched on) that read ``entry_id``: their latest runs."""
         latest: dict[str, AnalysisRecorded] = {}
+        succeeded: set[str] = set()
         for analysis in self.analyses.values():
             if analysis.name is not None:
                 latest[analysis.name] = analysis
+                if analysis.error is None:
+                    succeeded.add(analysis.name)
+        # A recipe that never ran cleanly is not watching anything: its first run failed.
         return tuple(
             a
             for name, a in latest.items()
             if (a.monitored or a.tracker)
+            and name in succeeded
             and name not in self.switched_off
             and any(i.entry_id == entry_id for i in a.inputs)
         )

@@ -39,6 +39,8 @@ __all__ = [
     "figure_card",
     "gather_inputs",
     "run_code",
+    "sources_of",
+    "stored_result",
 ]
 
 #: Names every code body can use: one per entry kind, and its per-entry view.
@@ -217,7 +219,7 @@ async def run_code(
     workspace = ctx.workspace
     analysis_id = workspace.next_analysis_id()
     code_hash = hash_code(code)
-    sources = _sources_of(ctx, read)
+    sources = sources_of(ctx, read)
     events: list[EventBody] = []
     layers: list[dict[str, Any]] = []
     notes: list[str] = []
@@ -266,7 +268,7 @@ async def run_code(
                 label=str(figure["label"]),
                 value=figure["value"],
                 unit=figure.get("unit"),
-                sources=_sources_of(ctx, narrowed),
+                sources=sources_of(ctx, narrowed),
                 minted_by=analysis_id,
                 code_hash=code_hash,
                 inputs=narrowed,
@@ -356,7 +358,8 @@ def _error_text(result: SandboxResult) -> str:
     return f"{error.type}: {error.message}{where}"
 
 
-def _sources_of(ctx: ToolContext, read: Sequence[EntryVersion]) -> tuple[Provenance, ...]:
+def sources_of(ctx: ToolContext, read: Sequence[EntryVersion]) -> tuple[Provenance, ...]:
+    """The union of the provenance of the entry versions read."""
     groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
     return union(*groups) if groups else ()
 

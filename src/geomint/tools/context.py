@@ -221,7 +221,8 @@ class ToolContext:
         )
         hidden = [] if show else [EntryDisplayChanged(entry_id=entry_id, visible=False)]
         self.append([body, *hidden, *extra])
-        self.cache.data((self.chat_id, entry_id, version), lambda: data)
+        # The cache is filled from the stored bytes on first read, never with the caller's
+        # dict: a version must not change when the caller later changes its own data.
         await self.emit(
             "entry",
             {

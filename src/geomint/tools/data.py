@@ -15,9 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from geomint.intake import IntakeError
 from geomint.intake import load as intake_load
-from geomint.provenance import EntryVersion
 from geomint.state import ENTRY_KINDS, MonitorSwitched, ViewChanged
-from geomint.tools._analysis import run_code
+from geomint.tools._analysis import run_code, sources_of
 from geomint.tools._kinds import DataScope, code_names_doc, kinds_doc
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolBuilder, ToolEntry
@@ -95,6 +94,19 @@ async def _analyse(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     if not ids:
         raise ToolError("analyse_data needs at least one entry to read", _no_inputs_hint(ctx))
     name: str = arguments.name  # type: ignore[attr-defined]
+    owner = ctx.workspace.recipe(name)
+    if owner is not None and owner.tool not in (None, "analyse_data"):
+        # The latest run of a name is what re-runs: reusing a tracker's name would stop it.
+        raise ToolError(
+            f"the name {name!r} belongs to a {owner.tool} run",
+            hint="choose another name; monitor_analysis switches a tracker on or off",
+        )
+    if owner is not None and owner.monitored and not arguments.monitor:  # type: ignore[attr-defined]
+        raise ToolError(
+            f"the name {name!r} belongs to a monitored analysis; running it unmonitored "
+            "would stop the monitor",
+            hint="choose another name, or pass monitor=true to replace the monitor's code",
+        )
     extra = {"previous": None, "now": ctx.now().isoformat()}
     run = await run_code(
         ctx,
@@ -187,7 +199,8 @@ def check_envelope(value: Any) -> dict[str, Any]:
             f"unknown envelope keys {unknown}; the keys are {', '.join(_ENVELOPE_KEYS)}",
             hint="rename them: e.g. 'polygons' -> 'geometries', 'fit' -> 'fit_on_map'",
         )
-    present = {k for k, v in value.items() if v is not None and v is not False}
+    # Empty values write nothing: {"places": {}} or "fit_on_map": 0 do not count.
+    present = {k for k, v in value.items() if v}
     if not present & {"places", "geometries", "fit_on_map", "byod"}:
         raise ToolError(
             "the envelope writes nothing: set at least one of places, geometries, "
@@ -235,7 +248,7 @@ def _connections(value: Any, count: int) -> list[dict[str, Any]]:
                 f"place_connections[{index}] must be {{'from': i, 'to': j}} or [i, j] "
                 "(indexes into places)"
             )
-        if not (isinstance(a, int) and isinstance(b, int) and 0 <= a < count and 0 <= b < count):
+        if not (_is_index(a, count) and _is_index(b, count)):
             raise ToolError(
                 f"place_connections[{index}] = {item!r}: indexes must lie in 0..{count - 1}"
             )
@@ -243,79 +256,94 @@ def _connections(value: Any, count: int) -> list[dict[str, Any]]:
     return pairs
 
 
+def _is_index(value: Any, count: int) -> bool:
+    # bool is an int to Python, but True is not an index a model meant.
+    return isinstance(value, int) and not isinstance(value, bool) and 0 <= value < count
+
+
+def _plan(envelope: Mapping[str, Any], label: str | None) -> dict[str, Any]:
+    """Check an envelope's GeoJSON and decide the one entry it writes.
+
+    Raises:
+        ToolError: The envelope's GeoJSON or connections are not valid.
+    """
+    envelope = check_envelope(envelope)
+    notes: list[str] = []
+    kind: str | None = None
+    data: dict[str, Any] | None = None
+    if envelope.get("places"):
+        kind, data = "places", _collection(envelope["places"], "places", points_only=True)
+        if envelope.get("geometries"):
+            data["attached_geometries"] = _collection(envelope["geometries"], "geometries")
+        if envelope.get("place_connections"):
+            data["connections"] = _connections(envelope["place_connections"], len(data["features"]))
+        if envelope.get("byod"):
+            notes.append("byod was dropped: one call writes one entry, and places came first")
+        label = label or "processed places"
+    elif envelope.get("geometries"):
+        kind, data = "geometries", _collection(envelope["geometries"], "geometries")
+        if envelope.get("byod"):
+            notes.append("byod was dropped: one call writes one entry, and geometries came first")
+        label = label or "processed geometries"
+    elif envelope.get("byod"):
+        byod = envelope["byod"]
+        if isinstance(byod, Mapping) and "data" in byod:
+            label = label or (str(byod["label"]) if byod.get("label") else None)
+            byod = byod["data"]
+        kind, data = "byod", _collection(byod, "byod")
+        label = label or "processed layer"
+    return {
+        "kind": kind,
+        "data": data,
+        "label": label,
+        "notes": notes,
+        "fit_on_map": envelope.get("fit_on_map") or None,
+    }
+
+
 async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     ids = _ids_from(arguments)
     if not ids:
         raise ToolError("process_data needs at least one entry to read", _no_inputs_hint(ctx))
+    planned: dict[str, Any] = {}
+
+    def check(value: Any) -> dict[str, Any]:
+        # Runs on the code's result, so a refused envelope is the run's recorded error; the
+        # record keeps what the envelope writes, not a second copy of its data.
+        planned.update(_plan(value, arguments.label))  # type: ignore[attr-defined]
+        data = planned["data"]
+        return {
+            "writes": planned["kind"],
+            "features": len(data["features"]) if data else 0,
+            "fit_on_map": planned["fit_on_map"],
+            "notes": planned["notes"],
+        }
+
     run = await run_code(
         ctx,
         tool="process_data",
         code=arguments.code,  # type: ignore[attr-defined]
         ids_by_kind=ids,
-        check=check_envelope,
+        check=check,
     )
     if not run.ok:
         return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)
-    envelope: dict[str, Any] = run.value
-    notes: list[str] = []
     derived = list(run.record.inputs)
-    sources = _sources(ctx, derived)
-    label: str | None = arguments.label  # type: ignore[attr-defined]
     written = None
-    try:
-        if envelope.get("places"):
-            data = _collection(envelope["places"], "places", points_only=True)
-            if envelope.get("geometries"):
-                data["attached_geometries"] = _collection(envelope["geometries"], "geometries")
-            if envelope.get("place_connections"):
-                data["connections"] = _connections(
-                    envelope["place_connections"], len(data["features"])
-                )
-            if envelope.get("byod"):
-                notes.append("byod was dropped: one call writes one entry, and places came first")
-            written = await ctx.write_entry(
-                kind="places",
-                data=data,
-                label=label or "processed places",
-                sources=sources,
-                derived_from=derived,
-            )
-        elif envelope.get("geometries"):
-            data = _collection(envelope["geometries"], "geometries")
-            if envelope.get("byod"):
-                notes.append(
-                    "byod was dropped: one call writes one entry, and geometries came first"
-                )
-            written = await ctx.write_entry(
-                kind="geometries",
-                data=data,
-                label=label or "processed geometries",
-                sources=sources,
-                derived_from=derived,
-            )
-        elif envelope.get("byod"):
-            byod = envelope["byod"]
-            byod_label = label
-            if isinstance(byod, Mapping) and "data" in byod:
-                byod_label = byod_label or byod.get("label")
-                byod = byod["data"]
-            data = _collection(byod, "byod")
-            written = await ctx.write_entry(
-                kind="byod",
-                data=data,
-                label=str(byod_label or "processed layer"),
-                sources=sources,
-                derived_from=derived,
-            )
-    except ToolError as exc:
-        return ToolResult(
-            model={**exc.as_result(), "analysis_id": run.record.analysis_id}, failed=True
+    if planned["kind"] is not None:
+        written = await ctx.write_entry(
+            kind=planned["kind"],
+            data=planned["data"],
+            label=str(planned["label"]),
+            sources=sources_of(ctx, derived),
+            derived_from=derived,
         )
+    notes: list[str] = list(planned["notes"])
     out: dict[str, Any] = {"analysis_id": run.record.analysis_id, "ok": True}
     if written is not None:
         out["entry_id"] = written.entry_id
         out["digest"] = written.digest
-    fit = envelope.get("fit_on_map")
+    fit = planned["fit_on_map"]
     if fit:
         bbox = _fit_bbox(fit, written.digest.get("bbox") if written else None)
         if bbox is None:
@@ -326,7 +354,8 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
             out["fit_on_map"] = list(bbox)
     if run.figures:
         out["figures"] = [
-            {"id": f["id"], "label": f["label"], "value": f["value"]} for f in run.figures
+            {k: f[k] for k in ("id", "label", "value", "unit") if f.get(k) is not None}
+            for f in run.figures
         ]
     if notes or run.notes:
         out["notes"] = [*run.notes, *notes]
@@ -344,13 +373,6 @@ def _fit_bbox(fit: Any, fallback: Any) -> tuple[float, float, float, float] | No
     if not (-180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90):
         return None
     return (west, south, east, north)
-
-
-def _sources(ctx: ToolContext, read: Sequence[EntryVersion]) -> tuple[Any, ...]:
-    from geomint.provenance import union  # noqa: PLC0415
-
-    groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
-    return union(*groups) if groups else ()
 
 
 def _build_process(scope: BaseModel | None) -> ToolEntry:

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from geomint import geo
 from geomint.provenance import EntryVersion
 from geomint.state import AnalysisRecorded, EntryWritten
-from geomint.tools._analysis import entry_ids_by_kind, run_code, stored_result
+from geomint.tools._analysis import entry_ids_by_kind, run_code, sources_of, stored_result
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
@@ -283,7 +283,7 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
         kind="geometries",
         data={"type": "FeatureCollection", "features": hulls},
         label=f"incident clusters ({len(rows)})",
-        sources=_sources(ctx, run.record.inputs),
+        sources=sources_of(ctx, run.record.inputs),
         derived_from=run.record.inputs,
     )
     return ToolResult(
@@ -341,13 +341,6 @@ def _clustering_from(result: Any) -> geo.Clustering | None:
         for c in result["clusters"]
     )
     return geo.Clustering(clusters=clusters, noise=(), skipped=())
-
-
-def _sources(ctx: ToolContext, read: Any) -> tuple[Any, ...]:
-    from geomint.provenance import union  # noqa: PLC0415
-
-    groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
-    return union(*groups) if groups else ()
 
 
 CLUSTER_INCIDENTS: Final = ToolEntry(

@@ -1,0 +1,463 @@
+"""Agent events as rich renderables: what ``geomint chat`` prints, without a terminal.
+
+Pure functions from an event's data to something :meth:`rich.console.Console.print`
+accepts, so each one can be tested by recording a console. Every function cuts long text
+and none prints a GeoJSON body: a map layer becomes a line with its id, size and licence.
+
+Example:
+    >>> from rich.console import Console
+    >>> console = Console(width=60)
+    >>> console.print(render_tool_result("present_figure", True, {"presented": ["v1", "v2"]}))
+      ✓ present_figure  presented v1 v2
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Final
+
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.syntax import Syntax
+from rich.table import Table
+from rich.text import Text
+
+__all__ = [
+    "format_value",
+    "render_chart",
+    "render_entry",
+    "render_event",
+    "render_figures",
+    "render_tool_call",
+    "render_tool_result",
+]
+
+MAX_ROWS: Final = 20
+"""Rows of a chart drawn before the rest is summarised as "and N more"."""
+
+_LABEL_WIDTH: Final = 24
+_ARG_CHARS: Final = 48
+_ERROR_CHARS: Final = 400
+_BLOCKS: Final = " ▏▎▍▌▋▊▉█"
+_PALETTE: Final = ("cyan", "magenta", "green", "yellow", "blue", "red")
+
+
+def format_value(value: Any) -> str:
+    """A number as a person reads it: thousands separated, about six significant digits.
+
+    Example:
+        >>> [format_value(v) for v in (1326, 205801.4567, 0.000123456, None)]
+        ['1,326', '205,801', '0.000123456', '–']
+    """
+    if value is None:
+        return "–"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            return str(value)
+        return f"{value:,.6g}" if abs(value) < 1e15 else f"{value:.3e}"
+    return _cut(str(value), 60)
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _number(value: Any) -> float | None:
+    """A chart point as a number: plain numbers, and ``{x, y}`` points by their ``y``."""
+    if isinstance(value, Mapping):
+        value = value.get("y", value.get("r"))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+# -- charts --------------------------------------------------------------------------------
+
+
+class _Bars:
+    """One dataset as horizontal bars, scaled to the width it is given when printed."""
+
+    def __init__(
+        self,
+        labels: Sequence[str],
+        values: Sequence[Any],
+        *,
+        colour: str,
+        shares: bool,
+        max_rows: int,
+    ) -> None:
+        self.labels = [_cut(label, _LABEL_WIDTH) for label in labels]
+        self.values = list(values)
+        self.colour = colour
+        self.shares = shares
+        self.max_rows = max_rows
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        numbers = [_number(v) for v in self.values]
+        total = sum(abs(n) for n in numbers if n is not None)
+        shown = min(len(self.values), self.max_rows)
+        texts = []
+        for number, raw in zip(numbers[:shown], self.values[:shown], strict=True):
+            text = format_value(number if number is not None else raw)
+            if self.shares and number is not None and total:
+                text += f" ({abs(number) / total:.0%})"
+            texts.append(text)
+        label_width = max((len(label) for label in self.labels[:shown]), default=0)
+        value_width = max((len(t) for t in texts), default=0)
+        bar_width = max(8, options.max_width - label_width - value_width - 6)
+        largest = max((abs(n) for n in numbers[:shown] if n is not None), default=0.0)
+        for label, number, text in zip(self.labels, numbers, texts, strict=False):
+            line = Text(f"    {label:<{label_width}} ", no_wrap=True, overflow="ellipsis")
+            if number is not None and largest > 0:
+                style = "red" if number < 0 else self.colour
+                line.append(_bar(abs(number) / largest * bar_width), style=style)
+                line.append(" ")
+            line.append(text, style="bold")
+            yield line
+        hidden = len(self.values) - shown
+        if hidden > 0:
+            yield Text(f"    … and {hidden} more", style="dim")
+
+
+class _Line:
+    """A one-line text cut to the width with an ellipsis (a bare ``Text`` would wrap:
+    ``Console.print`` joins texts into a new one and drops their ``no_wrap``)."""
+
+    def __init__(self, text: Text) -> None:
+        self.text = text
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        line = self.text.copy()
+        line.truncate(options.max_width, overflow="ellipsis")
+        yield line
+
+    def __str__(self) -> str:
+        return self.text.plain
+
+
+def _bar(cells: float) -> str:
+    """A bar ``cells`` character cells long, to an eighth of a cell; at least a sliver."""
+    eighths = max(1, round(cells * 8))
+    whole, part = divmod(eighths, 8)
+    return "█" * whole + (_BLOCKS[part] if part else "")
+
+
+def render_chart(
+    config: Mapping[str, Any], title: str | None = None, *, max_rows: int = MAX_ROWS
+) -> RenderableType:
+    """A Chart.js config drawn as horizontal bars, one block per dataset.
+
+    Bar, line and pie charts (and any other type with labels and numbers) draw the same
+    way: a label, a bar scaled to the widest value, and the value; a pie also gives each
+    slice's share. Past ``max_rows`` rows a dataset ends with "… and N more".
+
+    Args:
+        config: ``{type, data: {labels, datasets: [{label, data}]}, options?}``.
+        title: What the chart is called (its analysis name), when the config has no title.
+        max_rows: Rows per dataset.
+    """
+    kind = str(config.get("type") or "chart")
+    data = config.get("data")
+    data = data if isinstance(data, Mapping) else {}
+    datasets = [d for d in data.get("datasets") or [] if isinstance(d, Mapping)]
+    raw_labels = data.get("labels")
+    labels = [str(label) for label in raw_labels] if isinstance(raw_labels, list) else []
+    heading = Text("  ▤ ", style="bold")
+    heading.append(_cut(_chart_title(config) or title or f"{kind} chart", 70), style="bold")
+    heading.append(f"  ({kind} chart)", style="dim")
+    blocks: list[RenderableType] = [heading]
+    if not datasets:
+        blocks.append(Text("    (no data in this chart)", style="dim"))
+    for index, dataset in enumerate(datasets):
+        values = dataset.get("data")
+        values = list(values) if isinstance(values, list) else []
+        names = labels + [str(i + 1) for i in range(len(labels), len(values))]
+        if len(datasets) > 1 or dataset.get("label"):
+            name = _cut(str(dataset.get("label") or f"dataset {index + 1}"), 60)
+            blocks.append(Text(f"    {name}", style="italic"))
+        blocks.append(
+            _Bars(
+                names[: len(values)],
+                values,
+                colour=_PALETTE[index % len(_PALETTE)],
+                shares=kind in ("pie", "doughnut", "polarArea"),
+                max_rows=max_rows,
+            )
+        )
+    return Group(*blocks)
+
+
+def _chart_title(config: Mapping[str, Any]) -> str | None:
+    options = config.get("options")
+    plugins = options.get("plugins") if isinstance(options, Mapping) else None
+    title = plugins.get("title") if isinstance(plugins, Mapping) else None
+    text = title.get("text") if isinstance(title, Mapping) else None
+    if isinstance(text, list):
+        text = " ".join(map(str, text))
+    return str(text) if text else None
+
+
+# -- figures -------------------------------------------------------------------------------
+
+
+def render_figures(cards: Iterable[Mapping[str, Any]], title: str | None = None) -> RenderableType:
+    """Figure cards as a panel: each value with its unit, label, id and sources.
+
+    A source reads ``publisher · licence · date retrieved``; repeated ones are shown once.
+
+    Args:
+        cards: Figure cards (``{id, label, value, unit, licences, sources}``).
+        title: The panel's title (``present_figure``'s title).
+    """
+    table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
+    table.add_column("id", style="cyan", no_wrap=True)
+    table.add_column("value", justify="right", style="bold", no_wrap=True)
+    table.add_column("about")
+    for card in cards:
+        unit = card.get("unit")
+        value = format_value(card.get("value")) + (f" {unit}" if unit else "")
+        about = Text(_cut(str(card.get("label") or ""), 160))
+        for source in _sources(card):
+            about.append(f"\n{source}", style="dim")
+        table.add_row(str(card.get("id") or ""), value, about)
+    panel = Panel(
+        table,
+        title=Text(_cut(title, 70), style="bold") if title else None,
+        title_align="left",
+        border_style="green",
+        expand=False,
+    )
+    return Padding(panel, (0, 0, 0, 2), expand=False)
+
+
+def _sources(card: Mapping[str, Any]) -> list[str]:
+    lines: list[str] = []
+    for source in card.get("sources") or []:
+        if not isinstance(source, Mapping):
+            continue
+        parts = [
+            str(source.get("publisher") or source.get("title") or source.get("source_id") or "?"),
+            str(source.get("licence") or "licence unknown"),
+        ]
+        retrieved = source.get("retrieved_at")
+        if retrieved:
+            parts.append(str(retrieved)[:10])
+        line = " · ".join(_cut(p, 60) for p in parts)
+        if line not in lines:
+            lines.append(line)
+    if not lines and card.get("licences"):
+        lines.append(", ".join(map(str, card["licences"])))
+    return lines or ["no source recorded"]
+
+
+# -- tool calls ----------------------------------------------------------------------------
+
+
+def render_tool_call(
+    name: str, args: Mapping[str, Any] | None, *, verbose: bool = False
+) -> RenderableType:
+    """A tool call as one line, ``→ name(arg=value, ...)``; with ``verbose`` the code too.
+
+    A ``code`` argument shows as ``code=<N lines>``; ``verbose`` adds it below the line,
+    syntax-highlighted.
+    """
+    args = args or {}
+    line = Text("  → ", style="dim")
+    line.append(name, style="bold")
+    shown = []
+    for key, value in args.items():
+        if key == "code" and isinstance(value, str):
+            count = value.count("\n") + 1
+            shown.append(f"code=<{count} line{'s' if count != 1 else ''}>")
+        else:
+            text = repr(_cut(value, _ARG_CHARS - 2)) if isinstance(value, str) else _repr(value)
+            shown.append(f"{key}={_cut(text, _ARG_CHARS)}")
+    line.append(f"({', '.join(shown)})", style="dim")
+    code = args.get("code")
+    if verbose and isinstance(code, str) and code.strip():
+        syntax = Syntax(code, "python", line_numbers=True, word_wrap=True, theme="ansi_dark")
+        panel = Panel(syntax, border_style="dim", expand=False, padding=(0, 1))
+        return Group(_Line(line), Padding(panel, (0, 0, 0, 4), expand=False))
+    return _Line(line)
+
+
+def _repr(value: Any) -> str:
+    if isinstance(value, str):
+        return repr(value)
+    try:
+        return json.dumps(value, ensure_ascii=False, default=str)
+    except ValueError:
+        return repr(value)
+
+
+def render_tool_result(name: str, ok: bool, result: Any) -> RenderableType:
+    """A tool result as one line: ✓ or ✗, then what it made or why it failed.
+
+    Made things are entry ids (with versions), analysis ids and figure ids with their
+    values; a failure gives the error and its hint, cut to a few hundred characters.
+    """
+    line = Text("  ")
+    line.append("✓ " if ok else "✗ ", style="bold green" if ok else "bold red")
+    line.append(name, style="bold")
+    data = result if isinstance(result, Mapping) else {}
+    if not ok:
+        error = data.get("error") if data else result
+        line.append("  " + _cut(str(error or "failed"), _ERROR_CHARS), style="red")
+        hint = data.get("hint")
+        if hint:
+            line.append("  hint: ", style="bold yellow")
+            line.append(_cut(str(hint), _ERROR_CHARS), style="yellow")
+        return line
+    parts = _made(data) if data else ([_cut(str(result), 80)] if result else [])
+    if parts:
+        line.append("  " + " · ".join(parts), style="dim")
+    return _Line(line)
+
+
+def _made(data: Mapping[str, Any]) -> list[str]:
+    parts: list[str] = []
+    if data.get("analysis_id"):
+        parts.append(str(data["analysis_id"]))
+    if data.get("entry_id"):
+        version = f" v{data['version']}" if data.get("version") else ""
+        parts.append(f"{data['entry_id']}{version}")
+    digest = data.get("digest")
+    if isinstance(digest, Mapping) and "feature_count" in digest:
+        count = digest["feature_count"]
+        parts.append(f"{format_value(count)} feature{'' if count == 1 else 's'}")
+    if isinstance(data.get("changed"), list):
+        parts.append(" ".join(map(str, data["changed"])) or "nothing changed")
+    if isinstance(data.get("visible"), bool):
+        parts.append("shown" if data["visible"] else "hidden")
+    figures = data.get("figures")
+    if isinstance(data.get("presented"), list):
+        parts.append(f"presented {' '.join(map(str, data['presented']))}")
+    elif isinstance(figures, list):
+        for figure in figures:
+            if isinstance(figure, Mapping):
+                unit = f" {figure['unit']}" if figure.get("unit") else ""
+                parts.append(f"{figure.get('id')} = {format_value(figure.get('value'))}{unit}")
+    if "result" in data and not data.get("figures"):
+        parts.append(f"result {_brief(data['result'])}")
+    tools = data.get("tools")
+    if isinstance(tools, Mapping) and isinstance(tools.get("items"), list):
+        names = [str(t.get("name")) for t in tools["items"] if isinstance(t, Mapping)]
+        parts.append(f"{len(names)} tools: {', '.join(names)}")
+    if data.get("monitor"):
+        parts.append(_cut(str(data["monitor"]), 60))
+    return parts
+
+
+def _brief(value: Any) -> str:
+    if isinstance(value, list):
+        return f"list of {len(value)}"
+    if isinstance(value, Mapping) and value.get("type") and value.get("data"):
+        return f"{value['type']} chart"
+    return _cut(_repr(value), 60)
+
+
+# -- map entries and the rest --------------------------------------------------------------
+
+
+def render_entry(data: Mapping[str, Any]) -> RenderableType:
+    """A map entry as one line: id, version, label, feature count, licence; never its GeoJSON."""
+    line = Text("  ▣ ", style="blue")
+    line.append(str(data.get("entry_id", "?")), style="bold cyan")
+    if data.get("version"):
+        line.append(f" v{data['version']}", style="cyan")
+    line.append(f"  {_cut(str(data.get('label') or ''), 60)}")
+    details = []
+    geojson = data.get("geojson")
+    if isinstance(geojson, Mapping):
+        features = geojson.get("features")
+        count = (
+            len(features) if isinstance(features, list) else int(geojson.get("type") == "Feature")
+        )
+        details.append(f"{format_value(count)} feature{'s' if count != 1 else ''}")
+    licences = _licences(data.get("sources") or [])
+    details.append(", ".join(licences) if licences else "no licence recorded")
+    if data.get("visible") is False:
+        details.append("hidden")
+    line.append("  " + " · ".join(details), style="dim")
+    return _Line(line)
+
+
+def _licences(sources: Iterable[Any]) -> list[str]:
+    found: list[str] = []
+    for source in sources:
+        licence = source.get("licence") if isinstance(source, Mapping) else None
+        if licence and str(licence) not in found:
+            found.append(str(licence))
+    return found
+
+
+def render_event(
+    kind: str, data: Mapping[str, Any], *, verbose: bool = False
+) -> RenderableType | None:
+    """Any event but ``text`` and ``progress`` as a renderable, or None when it has none.
+
+    Quiet by default: the events a person needs (charts, figures, entries, monitors,
+    conflicts, display changes, errors); ``verbose`` adds the classifier's pick and map views.
+    """
+    if kind == "tool_call":
+        return render_tool_call(str(data.get("name")), data.get("args"), verbose=verbose)
+    if kind == "tool_result":
+        return render_tool_result(str(data.get("name")), bool(data.get("ok")), data.get("result"))
+    if kind == "chart":
+        config = data.get("config")
+        return render_chart(config, data.get("name")) if isinstance(config, Mapping) else None
+    if kind == "figure":
+        return render_figures(data.get("figures") or [], data.get("title"))
+    if kind == "entry":
+        return render_entry(data)
+    if verbose and kind == "display":
+        state = "shown" if data.get("visible") else "hidden"
+        return Text(f"  ◐ {data.get('entry_id')} {state} on the map", style="blue")
+    if kind == "monitor_ran":
+        return _monitor(data)
+    if kind == "observation":
+        return _observation(data)
+    if kind == "error":
+        return Text(f"✗ {_cut(str(data.get('message', '')), 1_000)}", style="bold red")
+    if verbose and kind == "classified":
+        active = ", ".join(map(str, data.get("active") or [])) or "none"
+        failed = f"  (classifier failed: {data['failed']})" if data.get("failed") else ""
+        return Text(f"  tools for this turn: {active}{failed}", style="dim")
+    if verbose and kind == "view":
+        return Text(f"  ⌖ map view {_brief(data)}", style="dim")
+    return None
+
+
+def _monitor(data: Mapping[str, Any]) -> RenderableType:
+    trigger = _mapping(data.get("trigger"))
+    line = Text("  ↻ ", style="magenta")
+    line.append(f"monitor {data.get('name')}", style="bold magenta")
+    if trigger:
+        line.append(f" re-ran on {trigger.get('entry_id')} v{trigger.get('version')}")
+    if data.get("ok"):
+        line.append(f"  ✓ {_brief(data.get('result'))}", style="green")
+    else:
+        line.append(f"  ✗ {_cut(str(data.get('error') or 'failed'), 200)}", style="red")
+    return _Line(line) if data.get("ok") else line
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _observation(data: Mapping[str, Any]) -> RenderableType:
+    line = Text("  ⚠ conflict ", style="bold yellow")
+    for side, value in (("", _mapping(data.get("a"))), (" vs ", _mapping(data.get("b")))):
+        unit = f" {value['unit']}" if value.get("unit") else ""
+        line.append(f"{side}{value.get('id')} ({format_value(value.get('value'))}{unit})")
+    if data.get("reason"):
+        line.append(f": {_cut(str(data['reason']), 200)}", style="yellow")
+    return line

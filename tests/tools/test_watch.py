@@ -1,0 +1,372 @@
+"""Monitors, trackers and incident clusters: code that runs again when its inputs change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from geomint.provenance import EntryVersion
+from geomint.state import EntryWritten
+from geomint.tools import ToolContext, ToolError, ToolResult, rerun_watchers
+from geomint.tools.watch import check_verdict
+
+from .conftest import MakeCtx, UiLog
+from .helpers import cafes, call, collection, point, seed
+
+pytestmark = pytest.mark.anyio
+
+COUNT = "return {'n': len(places['features']), 'previous': previous}"
+
+
+def _more_cafes() -> dict[str, Any]:
+    return collection(
+        *cafes()["features"], point(24.955, 60.172, name="Kahvila C", category="cafe")
+    )
+
+
+async def monitor(ctx: ToolContext, name: str = "cafe-count", code: str = COUNT) -> ToolResult:
+    result = await call(
+        ctx,
+        "analyse_data",
+        {"places_entry_ids": ["places-1"], "name": name, "code": code, "monitor": True},
+    )
+    assert isinstance(result, ToolResult)
+    assert not result.failed
+    return result
+
+
+# -- monitors -------------------------------------------------------------------------
+
+
+async def test_a_new_version_of_an_input_reruns_the_monitor(ctx: ToolContext, ui: UiLog) -> None:
+    await seed(ctx, "places", cafes())
+    first = await monitor(ctx)
+    assert first.model["result"] == {"n": 3, "previous": None}
+    assert first.model["monitor"] == "on: re-runs as 'cafe-count' when an input gets a new version"
+
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+
+    runs = ctx.refresh().runs_of("cafe-count")
+    assert [r.analysis_id for r in runs] == ["a1", "a2"]
+    rerun = runs[1]
+    assert rerun.trigger == EntryVersion(entry_id="places-1", version=2)
+    assert rerun.inputs == (EntryVersion(entry_id="places-1", version=2),)
+    assert rerun.monitored
+    assert rerun.result == {"n": 4, "previous": {"n": 3, "previous": None}}
+    assert rerun.code == runs[0].code
+    ran = [data for kind, data in ui if kind == "monitor_ran"]
+    assert [(r["name"], r["analysis_id"], r["ok"]) for r in ran] == [("cafe-count", "a2", True)]
+
+
+async def test_an_unmonitored_run_cannot_take_over_a_monitors_name(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await monitor(ctx)
+    with pytest.raises(ToolError) as caught:
+        await call(
+            ctx,
+            "analyse_data",
+            {"places_entry_ids": ["places-1"], "name": "cafe-count", "code": "return 1"},
+        )
+    assert "would stop the monitor" in caught.value.message
+    assert "monitor=true" in (caught.value.hint or "")
+    # With monitor=true the monitor's code is replaced, and it keeps watching.
+    replaced = await monitor(ctx, code="return {'n': -1, 'previous': previous}")
+    assert replaced.model["result"] == {"n": -1, "previous": None}
+    assert [a.name for a in ctx.refresh().watching("places-1")] == ["cafe-count"]
+
+
+async def test_a_monitor_whose_first_run_failed_watches_nothing(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    failed = await call(
+        ctx,
+        "analyse_data",
+        {
+            "places_entry_ids": ["places-1"],
+            "name": "broken",
+            "code": "return 1 / 0",
+            "monitor": True,
+        },
+    )
+    assert failed.failed
+    assert ctx.refresh().watching("places-1") == ()
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert len(ctx.refresh().runs_of("broken")) == 1  # no re-run
+
+
+async def test_a_written_version_does_not_change_with_the_callers_dict(ctx: ToolContext) -> None:
+    data = cafes()
+    await seed(ctx, "places", data)
+    data["features"].clear()  # the caller reuses its dict
+    assert len(ctx.entry_data("places-1")["features"]) == 3
+
+
+async def test_a_switched_off_monitor_stays_still_until_switched_on(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await monitor(ctx)
+
+    off = await call(ctx, "monitor_analysis", {"name": "cafe-count", "on": False})
+    assert off == {"name": "cafe-count", "monitoring": False}
+    assert "cafe-count" in ctx.refresh().switched_off
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert len(ctx.refresh().runs_of("cafe-count")) == 1
+
+    on = await call(ctx, "monitor_analysis", {"name": "cafe-count", "on": True})
+    assert on == {"name": "cafe-count", "monitoring": True}
+    assert "cafe-count" not in ctx.refresh().switched_off
+    await seed(ctx, "places", cafes(), entry_id="places-1")
+    runs = ctx.refresh().runs_of("cafe-count")
+    assert len(runs) == 2
+    assert runs[1].trigger == EntryVersion(entry_id="places-1", version=3)
+    assert runs[1].result == {"n": 3, "previous": {"n": 3, "previous": None}}
+
+
+async def test_monitor_analysis_refuses_an_unknown_name(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await monitor(ctx)
+    await call(
+        ctx, "analyse_data", {"places_entry_ids": ["places-1"], "name": "once", "code": "return 1"}
+    )
+    before = ctx.refresh().last_seq
+
+    with pytest.raises(ToolError) as unknown:
+        await call(ctx, "monitor_analysis", {"name": "cafe-cuont", "on": False})
+    assert unknown.value.message == "no monitor or tracker named 'cafe-cuont'"
+    assert unknown.value.hint == "the monitored names are cafe-count"
+
+    with pytest.raises(ToolError) as not_monitored:
+        await call(ctx, "monitor_analysis", {"name": "once", "on": False})
+    assert not_monitored.value.message == "no monitor or tracker named 'once'"
+    assert ctx.refresh().last_seq == before
+
+
+async def test_monitor_analysis_with_no_monitors_says_how_to_start_one(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "monitor_analysis", {"name": "x", "on": True})
+    assert caught.value.hint == "start one with analyse_data(monitor=true) or create_tracker"
+
+
+async def test_a_rerun_never_cascades(make_ctx: MakeCtx) -> None:
+    heard: list[str] = []
+
+    async def after(ctx: ToolContext, written: EntryWritten) -> None:
+        heard.append(f"{written.entry_id}@{written.version}")
+        await rerun_watchers(ctx, written)
+
+    ctx = make_ctx(after_entry_written=after)
+    await seed(ctx, "places", cafes())
+    minting = (
+        "mint.layer(shapely.MultiPoint([f['geometry']['coordinates'] for f in "
+        "places['features']]).convex_hull, 'hull')\nreturn len(places['features'])"
+    )
+    await monitor(ctx, "hull", minting)
+    assert heard == ["places-1@1", "geometries-1@1"]
+
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+
+    # The re-run wrote geometries-2, and that write woke nothing.
+    assert heard == ["places-1@1", "geometries-1@1", "places-1@2"]
+    assert "geometries-2" in ctx.refresh().entries
+    assert len(ctx.workspace.runs_of("hull")) == 2
+    assert ctx.rerunning is False
+
+
+async def test_a_write_during_a_rerun_does_not_rerun_anything(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await monitor(ctx)
+    ctx.rerunning = True
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert len(ctx.refresh().runs_of("cafe-count")) == 1
+
+
+# -- trackers -------------------------------------------------------------------------
+
+TRACKER = (
+    "n = len(places['features'])\n"
+    "return {'active': n > 3, 'members': [v['summary'] for v in log], "
+    "'summary': f'{n} places'}"
+)
+
+
+async def track(ctx: ToolContext, code: str = TRACKER, name: str = "crowded") -> ToolResult:
+    result = await call(
+        ctx,
+        "create_tracker",
+        {"entry_ids": ["places-1"], "name": name, "rule": "more than 3 places", "code": code},
+    )
+    assert isinstance(result, ToolResult)
+    return result
+
+
+async def test_a_tracker_records_its_verdict_and_reruns_with_the_log(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    first = await track(ctx)
+
+    assert not first.failed
+    assert first.model["result"] == {"active": False, "members": [], "summary": "3 places"}
+    assert first.model["tracking"] == "re-runs as 'crowded' when a watched entry changes"
+    record = ctx.refresh().recipe("crowded")
+    assert record is not None
+    assert record.tracker
+    assert record.rule == "more than 3 places"
+
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    await seed(ctx, "places", cafes(), entry_id="places-1")
+
+    runs = ctx.refresh().runs_of("crowded")
+    assert [r.result for r in runs] == [
+        {"active": False, "members": [], "summary": "3 places"},
+        {"active": True, "members": ["3 places"], "summary": "4 places"},
+        {"active": False, "members": ["3 places", "4 places"], "summary": "3 places"},
+    ]
+    assert [r.trigger.version if r.trigger else None for r in runs] == [None, 2, 3]
+    assert all(r.tracker for r in runs)
+
+
+@pytest.mark.parametrize(
+    ("returned", "message"),
+    [
+        ("['active']", "tracker code returned list"),
+        ("{'active': True}", "the tracker verdict lacks members, summary"),
+        ("{'active': 'yes', 'members': [], 'summary': ''}", "verdict 'active' must be true or"),
+        ("{'active': True, 'members': 'a', 'summary': ''}", "verdict 'members' must be a list"),
+        ("{'active': True, 'members': [], 'summary': 3}", "verdict 'summary' must be a line"),
+    ],
+)
+async def test_a_verdict_of_the_wrong_shape_is_a_failed_result(
+    ctx: ToolContext, returned: str, message: str
+) -> None:
+    await seed(ctx, "places", cafes())
+    result = await track(ctx, f"return {returned}")
+
+    assert result.failed
+    assert message in result.model["error"]
+    assert "tracking" not in result.model
+    record = ctx.refresh().recipe("crowded")
+    assert record is not None
+    assert record.error == result.model["error"]
+
+
+def test_check_verdict_cuts_long_members_and_summaries() -> None:
+    verdict = check_verdict({"active": True, "members": list(range(600)), "summary": "x" * 900})
+    assert len(verdict["members"]) == 500
+    assert len(verdict["summary"]) == 500
+
+
+async def test_a_tracker_name_in_use_is_refused(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await track(ctx)
+    before = ctx.refresh().last_seq
+
+    with pytest.raises(ToolError) as caught:
+        await track(ctx)
+    assert caught.value.message == "an analysis named 'crowded' exists already"
+    assert caught.value.hint is not None
+    assert "monitor_analysis" in caught.value.hint
+    assert ctx.refresh().last_seq == before
+
+
+async def test_analyse_data_cannot_take_over_a_trackers_name(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await track(ctx)
+    with pytest.raises(ToolError) as caught:
+        await call(
+            ctx,
+            "analyse_data",
+            {"places_entry_ids": ["places-1"], "name": "crowded", "code": "return 1"},
+        )
+    assert caught.value.message == "the name 'crowded' belongs to a create_tracker run"
+
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert [r.tracker for r in ctx.refresh().runs_of("crowded")] == [True, True]
+
+
+async def test_a_tracker_can_be_switched_off(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await track(ctx)
+    await call(ctx, "monitor_analysis", {"name": "crowded", "on": False})
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert len(ctx.refresh().runs_of("crowded")) == 1
+
+
+# -- clustering -----------------------------------------------------------------------
+
+
+def incidents() -> dict[str, Any]:
+    """Three incidents about 50 m apart, two more together 1 km east, one far away."""
+    return collection(
+        point(24.9400, 60.1700, id="i1", category="jam"),
+        point(24.9409, 60.1700, id="i2", category="jam"),  # ~50 m east of i1
+        point(24.9400, 60.1704, id="i3", category="jam"),  # ~45 m north of i1
+        point(24.9580, 60.1700, id="i4", category="roadworks"),
+        point(24.9589, 60.1700, id="i5", category="roadworks"),
+        point(25.1000, 60.2500, id="i6", category="accident"),  # ~11 km away
+    )
+
+
+async def cluster(ctx: ToolContext, **arguments: Any) -> ToolResult:
+    result = await call(
+        ctx,
+        "cluster_incidents",
+        {"incidents_entry_ids": ["incidents-1"], "eps_m": 200, **arguments},
+    )
+    assert isinstance(result, ToolResult)
+    return result
+
+
+async def test_clusters_are_found_and_drawn_as_hulls(ctx: ToolContext) -> None:
+    await seed(ctx, "incidents", incidents())
+    result = await cluster(ctx)
+
+    assert not result.failed
+    assert result.model["cluster_count"] == 2
+    assert [c["members"] for c in result.model["clusters"]] == [3, 2]
+    assert result.model["noise"] == 1
+    assert result.model["stable_ids"] is False
+    assert result.model["entry_id"] == "geometries-1"
+    hulls = ctx.entry_data("geometries-1")["features"]
+    assert [h["geometry"]["type"] for h in hulls] == ["Polygon", "LineString"]
+    assert [h["properties"]["members"] for h in hulls] == [3, 2]
+    record = ctx.refresh().analyses[result.model["analysis_id"]]
+    assert record.tool == "cluster_incidents"
+    assert record.name is not None
+    assert record.name.startswith("clusters-")
+
+
+async def test_the_same_recipe_keeps_its_cluster_ids(ctx: ToolContext) -> None:
+    await seed(ctx, "incidents", incidents())
+    first = await cluster(ctx)
+    second = await cluster(ctx)
+
+    assert second.model["stable_ids"] is True
+    assert [c["id"] for c in second.model["clusters"]] == [c["id"] for c in first.model["clusters"]]
+    assert second.model["entry_id"] == "geometries-2"
+
+
+async def test_code_can_filter_incidents_before_clustering(ctx: ToolContext) -> None:
+    await seed(ctx, "incidents", incidents())
+    code = "return [f for f in incidents['features'] if f['properties']['category'] == 'jam']"
+    result = await cluster(ctx, code=code)
+
+    assert result.model["cluster_count"] == 1
+    assert result.model["clusters"][0]["members"] == 3
+    assert result.model["noise"] == 0
+
+
+async def test_cluster_code_must_return_features(ctx: ToolContext) -> None:
+    await seed(ctx, "incidents", incidents())
+    result = await cluster(ctx, code="return 5")
+    assert result.failed
+    assert "the cluster code returned int" in result.model["error"]
+    assert ctx.refresh().geometries == ()
+
+
+async def test_cluster_incidents_refuses_other_kinds(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    await seed(ctx, "incidents", incidents())
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["places-1", "incidents-1"]})
+    assert caught.value.message == "places-1 are not incidents entries"
+    with pytest.raises(ToolError) as unknown:
+        await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-7"]})
+    assert unknown.value.hint == "the incidents entries are incidents-1"

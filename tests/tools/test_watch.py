@@ -192,7 +192,12 @@ async def track(ctx: ToolContext, code: str = TRACKER, name: str = "crowded") ->
     result = await call(
         ctx,
         "create_tracker",
-        {"entry_ids": ["places-1"], "name": name, "rule": "more than 3 places", "code": code},
+        {
+            "places_entry_ids": ["places-1"],
+            "name": name,
+            "rule": "more than 3 places",
+            "code": code,
+        },
     )
     assert isinstance(result, ToolResult)
     return result
@@ -325,7 +330,7 @@ async def test_clusters_are_found_and_drawn_as_hulls(ctx: ToolContext) -> None:
     assert result.model["stable_ids"] is False
     assert result.model["entry_id"] == "geometries-1"
     hulls = ctx.entry_data("geometries-1")["features"]
-    assert [h["geometry"]["type"] for h in hulls] == ["Polygon", "LineString"]
+    assert [h["geometry"]["type"] for h in hulls] == ["Polygon", "Polygon"]  # a pair: an area too
     assert [h["properties"]["members"] for h in hulls] == [3, 2]
     record = ctx.refresh().analyses[result.model["analysis_id"]]
     assert record.tool == "cluster_incidents"
@@ -359,6 +364,19 @@ async def test_cluster_code_must_return_features(ctx: ToolContext) -> None:
     assert result.failed
     assert "the cluster code returned int" in result.model["error"]
     assert ctx.refresh().geometries == ()
+
+
+async def test_no_clusters_write_no_entry(ctx: ToolContext) -> None:
+    await seed(ctx, "incidents", collection(point(24.9, 60.1), point(25.9, 61.1)))
+    result = await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-1"]})
+    assert result.model["cluster_count"] == 0 and result.model["entry_id"] is None
+    assert set(ctx.refresh().entries) == {"incidents-1"}
+
+
+async def test_create_tracker_needs_an_entry_to_watch(ctx: ToolContext) -> None:
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "create_tracker", {"name": "t", "rule": "r", "code": "return 1"})
+    assert "at least one entry" in caught.value.message
 
 
 async def test_cluster_incidents_refuses_other_kinds(ctx: ToolContext) -> None:

@@ -15,11 +15,11 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 import shapely
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from geomint import geo
 from geomint.provenance import EntryVersion
-from geomint.state import AnalysisRecorded, EntryWritten
+from geomint.state import ENTRY_KINDS, AnalysisRecorded, EntryWritten
 from geomint.tools._analysis import entry_ids_by_kind, run_code, sources_of, stored_result
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -134,12 +134,24 @@ def check_verdict(value: Any) -> dict[str, Any]:
     }
 
 
-class TrackerInput(BaseModel):
-    """Arguments of ``create_tracker``."""
-
+class _TrackerBase(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    entry_ids: list[str] = Field(min_length=1, description="Entries the tracker watches.")
+
+# The entries a tracker watches are named per kind, as analyse_data names its inputs.
+_TrackerIds: type[BaseModel] = create_model(  # type: ignore[call-overload]
+    "TrackerIds",
+    __base__=_TrackerBase,
+    **{
+        f"{kind}_entry_ids": (list[str] | None, Field(default=None, description=f"{kind} entries"))
+        for kind in ENTRY_KINDS
+    },
+)
+
+
+class TrackerInput(_TrackerIds):  # type: ignore[misc,valid-type]
+    """Arguments of ``create_tracker``."""
+
     name: str = Field(min_length=1, max_length=100)
     rule: str = Field(min_length=1, max_length=1_000, description="The rule, in words.")
     code: str = Field(
@@ -149,7 +161,21 @@ class TrackerInput(BaseModel):
     )
 
 
+def _watched(arguments: BaseModel) -> dict[str, list[str]]:
+    return {
+        kind: list(ids)
+        for kind in ENTRY_KINDS
+        if (ids := getattr(arguments, f"{kind}_entry_ids", None))
+    }
+
+
 async def _create_tracker(arguments: TrackerInput, ctx: ToolContext) -> ToolResult:
+    watched = _watched(arguments)
+    if not watched:
+        raise ToolError(
+            "create_tracker needs at least one entry to watch",
+            hint="pass <kind>_entry_ids, e.g. byod_entry_ids=['byod-1']",
+        )
     if ctx.workspace.recipe(arguments.name) is not None:
         raise ToolError(
             f"an analysis named {arguments.name!r} exists already",
@@ -159,7 +185,7 @@ async def _create_tracker(arguments: TrackerInput, ctx: ToolContext) -> ToolResu
         ctx,
         tool="create_tracker",
         code=arguments.code,
-        ids_by_kind=entry_ids_by_kind(arguments.entry_ids),
+        ids_by_kind=watched,
         name=arguments.name,
         extra_inputs={"now": ctx.now().isoformat(), "log": []},
         tracker=True,
@@ -265,6 +291,10 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
     for group in clustering.clusters:
         members = {"type": "FeatureCollection", "features": [features[i] for i in group.members]}
         shape = shapely.convex_hull(shapely.union_all(geo.to_shapely(members)))
+        if not isinstance(shape, shapely.Polygon):
+            # Two members (or members in a line) have a line for a hull: draw the area
+            # around it, half the clustering distance wide, so a cluster is always an area.
+            shape = geo.buffer_m(shape, arguments.eps_m / 2)
         hulls.append(
             {
                 "type": "Feature",
@@ -279,17 +309,19 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
                 "centroid": [round(c, 6) for c in group.centroid],
             }
         )
-    written = await ctx.write_entry(
-        kind="geometries",
-        data={"type": "FeatureCollection", "features": hulls},
-        label=f"incident clusters ({len(rows)})",
-        sources=sources_of(ctx, run.record.inputs),
-        derived_from=run.record.inputs,
-    )
+    written = None
+    if hulls:
+        written = await ctx.write_entry(
+            kind="geometries",
+            data={"type": "FeatureCollection", "features": hulls},
+            label=f"incident clusters ({len(rows)})",
+            sources=sources_of(ctx, run.record.inputs),
+            derived_from=run.record.inputs,
+        )
     return ToolResult(
         model={
             "analysis_id": run.record.analysis_id,
-            "entry_id": written.entry_id,
+            "entry_id": written.entry_id if written else None,
             "clusters": rows[:50],
             "cluster_count": len(rows),
             "noise": len(clustering.noise),

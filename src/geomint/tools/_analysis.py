@@ -138,7 +138,7 @@ def gather_inputs(
                     ),
                 )
         by_entry = {entry_id: ctx.sandbox_entry(entry_id) for entry_id in unique}
-        read.extend(EntryVersion(entry_id=e.id, version=e.version) for e in by_entry.values())
+        read.extend(EntryVersion(entry_id=i, version=e.version) for i, e in by_entry.items())
         inputs[kind] = (
             next(iter(by_entry.values())) if len(by_entry) == 1 else _merged(ctx, by_entry)
         )

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
+import stat
 from pathlib import Path
 from typing import Any, Final
 
@@ -65,6 +67,8 @@ def allowed_path(path: str, folders: tuple[Path, ...]) -> Path:
             "reading files is switched off for this agent",
             hint="pass the layer as a url or as inline data instead",
         )
+    if "\x00" in path:
+        raise ToolError("the path holds a NUL character", hint="pass a plain file name")
     candidate = Path(path)
     resolved = [
         (candidate if candidate.is_absolute() else folder / candidate).resolve()
@@ -73,22 +77,63 @@ def allowed_path(path: str, folders: tuple[Path, ...]) -> Path:
     for folder, target in zip(folders, resolved, strict=True):
         if target.is_relative_to(folder.resolve()) and target.is_file():
             return target
-    names = ", ".join(str(f) for f in folders)
+    # The folders are named, not located: the model has no use for the host's paths.
+    names = ", ".join(sorted({f.name or "/" for f in folders}))
     raise ToolError(
-        f"{path!r} is not a file in the folders this agent may read",
-        hint=f"allowed folders: {names}",
+        f"{path[:200]!r} is not a file in the folders this agent may read",
+        hint=f"pass a file name relative to an allowed folder ({names})",
     )
 
 
-def _provenance(label: str, source: str, target: Path | None, ctx: ToolContext) -> Provenance:
+def read_allowed(target: Path, folders: tuple[Path, ...], max_bytes: int) -> bytes:
+    """Read a file :func:`allowed_path` accepted, checking again on the open descriptor.
+
+    The path was checked before it is opened, so a symlink swapped in between could point
+    elsewhere: the file is opened without following a final symlink, and the descriptor's
+    real path and type are checked before a byte is read.
+
+    Raises:
+        ToolError: It changed into something outside the folders, or is not a regular
+            file, or is larger than ``max_bytes``.
+    """
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(target, flags)
+    except OSError as exc:
+        raise ToolError(f"{target.name!r} cannot be opened ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        real = Path(os.readlink(f"/proc/self/fd/{fd}"))
+        if not stat.S_ISREG(info.st_mode) or not any(
+            real.is_relative_to(folder.resolve()) for folder in folders
+        ):
+            raise ToolError(f"{target.name!r} is not a file in the folders this agent may read")
+        if info.st_size > max_bytes:
+            raise ToolError(
+                f"{target.name!r} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit"
+            )
+        chunks, size = [], 0
+        while size <= max_bytes and (chunk := os.read(fd, 1 << 20)):
+            chunks.append(chunk)
+            size += len(chunk)
+        if size > max_bytes:
+            raise ToolError(f"{target.name!r} grew past the {max_bytes:,}-byte limit")
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _provenance(source: str, target: Path | None, ctx: ToolContext) -> Provenance:
     if target is not None:
         for name, bundled_path in bundled.files().items():
             if target == bundled_path.resolve():
                 return Provenance(**bundled.source(name))
     digest = hashlib.sha256(source.encode()).hexdigest()[:12]
+    # The title says where the data came from, in code's words: the model's label names
+    # the entry, but it must not be able to name a publisher or a licence as the source.
     return Provenance(
         source_id=f"byod-{digest}",
-        title=label,
+        title=f"uploaded: {source[:200]}",
         publisher="the user",
         licence=LICENCE_NOT_STATED,
         url=source if source.startswith(("http://", "https://")) else None,
@@ -106,11 +151,18 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
             hint=f"the byod entries are {', '.join(known) or 'none'}",
         )
     target: Path | None = None
+    name: str | None = arguments.label
     if arguments.path is not None:
         target = allowed_path(arguments.path, settings.byod_dirs)
-        source: Any = target
-        described = target.name
+        source: Any = read_allowed(target, settings.byod_dirs, settings.max_upload_bytes)
+        described = name = target.name  # the file's name lets intake check its format
     elif arguments.url is not None:
+        if not arguments.url.lower().startswith(("http://", "https://")):
+            # intake.load reads a string without a scheme as a host path: never from here.
+            raise ToolError(
+                "url must be an http:// or https:// address",
+                hint="for a file in an allowed folder, pass it as path",
+            )
         source = described = arguments.url
     else:
         source, described = arguments.data, "inline data"
@@ -118,7 +170,7 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
         layer = await asyncio.to_thread(
             intake_load,
             source,
-            label=arguments.label,
+            label=name,
             max_bytes=settings.max_upload_bytes,
             timeout_s=settings.fetch_timeout_s,
             allowed_networks=settings.allowed_networks,
@@ -132,7 +184,7 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
         kind="byod",
         data=layer.data,
         label=arguments.label,
-        sources=[_provenance(arguments.label, str(described), target, ctx)],
+        sources=[_provenance(str(described), target, ctx)],
         entry_id=arguments.replace,
         show=arguments.show,
     )

@@ -170,8 +170,11 @@ class ToolContext:
         """The latest version of an entry as the sandbox takes it (by reference, cached)."""
         written = self.entry_version(entry_id)
         key = (self.chat_id, entry_id, written.version)
+        # The sandbox keeps layers by (id, version) across every chat it serves, so the id
+        # it is given names the content: another chat's places-1 is another layer.
+        handle = f"{entry_id}@{written.blob.sha256[:20]}"
         return self.cache.sandbox_entry(
-            key, lambda: SandboxEntry(entry_id, written.version, self.entry_data(entry_id))
+            key, lambda: SandboxEntry(handle, written.version, self.entry_data(entry_id))
         )
 
     async def write_entry(

@@ -27,6 +27,7 @@ and explain.
 """
 
 _LISTED: Final = 30
+_LABEL_CHARS: Final = 80
 
 
 def state_note(workspace: Workspace) -> str:
@@ -38,9 +39,11 @@ def state_note(workspace: Workspace) -> str:
     for entry in entries[-_LISTED:]:
         count = entry.latest.digest.get("feature_count")
         shown = "" if entry.visible else ", hidden"
-        lines.append(
-            f"- {entry.entry_id} v{entry.version}: {entry.latest.label} ({count} features{shown})"
-        )
+        # A label is user or model text: one line, quoted and cut short, so it cannot add
+        # lines of its own to the instructions.
+        label = " ".join(entry.latest.label.split())
+        label = label if len(label) <= _LABEL_CHARS else label[: _LABEL_CHARS - 1] + "…"
+        lines.append(f"- {entry.entry_id} v{entry.version}: {label!r} ({count} features{shown})")
     if len(entries) > _LISTED:
         lines.append(f"... and {len(entries) - _LISTED} older ones (recall_state lists all)")
     if workspace.values:

@@ -11,12 +11,15 @@ event whatever its outcome.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from geomint.intake import IntakeError
+from geomint.intake import load as intake_load
 from geomint.provenance import EntryVersion, Provenance, hash_code, union
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import SandboxResult, validate_chart
@@ -212,7 +215,8 @@ async def run_code(
             error, hint = f"the result is not a chart the UI can draw: {exc}", None
     if error is None and check is not None:
         try:
-            value = check(value)
+            # A check may validate or cluster a large result: off the event loop.
+            value = await asyncio.to_thread(check, value)
         except ToolError as exc:
             error, hint = exc.message, exc.hint
 
@@ -227,10 +231,18 @@ async def run_code(
     layer_ids: list[str] = []
     layer_records = []
     for minted in result.layers:
+        label = str(minted["label"])
+        try:
+            # A minted layer is checked and repaired like any GeoJSON that reaches the map.
+            checked = await asyncio.to_thread(intake_load, minted["data"], label=label)
+        except (IntakeError, ValueError, OverflowError) as exc:
+            problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
+            notes.append(f"layer {label!r} was not minted: {problems[:500]}")
+            continue
         written = await ctx.write_entry(
             kind="geometries",
-            data=minted["data"],
-            label=str(minted["label"]),
+            data=checked.data,
+            label=label,
             sources=sources,
             derived_from=read,
         )

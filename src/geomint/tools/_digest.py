@@ -45,7 +45,8 @@ def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) ->
                 south, north = min(south, y), max(north, y)
         props = feature.get("properties") if isinstance(feature, Mapping) else None
         if isinstance(props, Mapping):
-            for key, value in props.items():
+            for raw_key, value in props.items():
+                key = _name(raw_key)
                 if len(properties) >= _MAX_PROPERTIES and key not in properties:
                     continue
                 kind = _type_name(value)
@@ -63,9 +64,9 @@ def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) ->
         "properties": properties,
         "sample": [_sample(f) for f in features[:sample_rows]],
     }
-    extra = sorted(k for k in data if k not in ("type", "features"))
+    extra = sorted(_name(k) for k in data if k not in ("type", "features"))
     if extra:
-        digest["members"] = extra
+        digest["members"] = extra[:20]
     return digest
 
 
@@ -81,9 +82,19 @@ def _positions(geometry: Mapping[str, Any]) -> Iterable[tuple[float, float]]:
         if not isinstance(item, list | tuple) or not item:
             continue
         if isinstance(item[0], int | float) and len(item) >= 2:
-            yield float(item[0]), float(item[1])
+            try:
+                x, y = float(item[0]), float(item[1])
+            except (OverflowError, TypeError, ValueError):
+                continue  # not a position a map can show; intake refuses such data
+            if math.isfinite(x) and math.isfinite(y):
+                yield x, y
         else:
             stack.extend(item)
+
+
+def _name(key: object) -> str:
+    text = str(key)
+    return text if len(text) <= _TEXT_CHARS else text[: _TEXT_CHARS - 1] + "…"
 
 
 def _round(value: float) -> float:
@@ -106,7 +117,7 @@ def _sample(feature: Any) -> dict[str, Any]:
     props = feature.get("properties") if isinstance(feature, Mapping) else None
     if not isinstance(props, Mapping):
         return {}
-    return {str(k)[:_TEXT_CHARS]: _short(v) for k, v in list(props.items())[:12]}
+    return {_name(k): _short(v) for k, v in list(props.items())[:12]}
 
 
 def _short(value: Any) -> Any:
@@ -133,21 +144,31 @@ def cut_to_budget(value: Any, budget: int) -> Any:
                 trimmed["truncated"] = True
         if _size(trimmed) <= budget:
             return trimmed
-        keys = list(trimmed)
-        share = max(budget // max(len(keys), 1), 40)
-        out = {k: cut_to_budget(trimmed[k], share) for k in keys}
-        out["truncated"] = True
-        if _size(out) <= budget:
-            return out
-        text = json.dumps(out, ensure_ascii=False, default=str)
-        head = _head(text, budget - 30)
-        return {"truncated": True, "start": head}
+        # Keep keys in order while they fit, each cut to a share of the budget; never
+        # measure more keys than can be kept (a result may have a million).
+        share = max(budget // max(min(len(trimmed), 20), 1), 40)
+        out: dict[str, Any] = {}
+        used = 40  # braces, and the truncation marks added below
+        for key, item in trimmed.items():
+            part = cut_to_budget(item, share)
+            size = _size(part) + _size(str(key)) + 4  # ": " and ", " as json.dumps spaces them
+            if used + size > budget:
+                out["truncated"] = True
+                out["keys_total"] = len(trimmed)
+                break
+            out[str(key)] = part
+            used += size
+        return out
     if isinstance(value, list):
         kept: list[Any] = []
+        used = 60
         for item in value:
-            if _size([*kept, item]) > budget - 60:
+            part = cut_to_budget(item, max(budget // 4, 40))
+            size = _size(part) + 2
+            if used + size > budget:
                 break
-            kept.append(item)
+            kept.append(part)
+            used += size
         return {"items": kept, "total": len(value), "truncated": True}
     if isinstance(value, str):
         return _head(value, budget)

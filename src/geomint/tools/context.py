@@ -9,6 +9,7 @@ with :meth:`ToolContext.emit`; the model gets a handle and a digest instead.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
@@ -53,6 +54,11 @@ class ToolSettings:
     max_upload_bytes: int = 25_000_000
     fetch_timeout_s: float = 15.0
     digest_chars: int = 4_000
+
+
+def _encode_and_describe(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    return text, entry_digest(data)
 
 
 class EntryCache:
@@ -210,7 +216,8 @@ class ToolContext:
             version = 1
         else:
             version = workspace.entries[entry_id].version + 1
-        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+        # Serialising and describing a large layer takes a while: off the event loop.
+        text, digest = await asyncio.to_thread(_encode_and_describe, data)
         blob = self.chats.store.put_blob(self.chat_id, text.encode("utf-8"), "application/geo+json")
         body = EntryWritten(
             entry_id=entry_id,
@@ -218,7 +225,7 @@ class ToolContext:
             version=version,
             label=label[:300] or entry_id,
             blob=blob,
-            digest=entry_digest(data),
+            digest=digest,
             sources=tuple(sources),
             derived_from=tuple(derived_from),
         )

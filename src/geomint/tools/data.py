@@ -30,6 +30,8 @@ _SCOPE_PROMPT: Final = (
     + '. E.g. {"kinds": ["places"]} for a chart of places by category.'
 )
 _ENVELOPE_KEYS: Final = ("places", "place_connections", "geometries", "fit_on_map", "byod")
+#: Features one process_data call may write: the host checks and stores every one.
+_MAX_ENVELOPE_FEATURES: Final = 250_000
 
 
 def _ids_fields(kinds: Sequence[str]) -> dict[str, Any]:
@@ -218,6 +220,13 @@ def _collection(value: Any, what: str, *, points_only: bool = False) -> dict[str
     a user's upload)."""
     if isinstance(value, list):
         value = {"type": "FeatureCollection", "features": value}
+    features = value.get("features") if isinstance(value, Mapping) else None
+    if isinstance(features, list) and len(features) > _MAX_ENVELOPE_FEATURES:
+        raise ToolError(
+            f"envelope {what} has {len(features):,} features; one call writes at most "
+            f"{_MAX_ENVELOPE_FEATURES:,}",
+            hint="filter or aggregate in code first (e.g. h3 cells, clusters)",
+        )
     try:
         layer = intake_load(value, label=what)
     except IntakeError as exc:

@@ -6,19 +6,55 @@ why and how to mint the figure instead, so the honest path is always the reachab
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from geomint.errors import ModelFacingError
-from geomint.provenance import check_figure_ids, record_conflict
+from geomint.provenance import Value, check_figure_ids, record_conflict
 from geomint.state import FigurePresented, ObservationRecorded
 from geomint.tools._analysis import figure_card
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
 
-__all__ = ["PRESENT_FIGURE", "RECORD_OBSERVATION"]
+__all__ = ["PRESENT_FIGURE", "RECORD_OBSERVATION", "typed_numbers"]
+
+# A number in free text: digits with their separators and decimals ("1,234,567", "3.5").
+_NUMBER = re.compile(r"\d(?:[\d,.\u202f\u00a0']*\d)?")
+_YEAR = re.compile(r"(1[89]|20)\d\d")
+
+
+def typed_numbers(text: str, cited: Iterable[Value]) -> list[str]:
+    """Numbers in model-written text (a title, a reason) that the cited values do not carry.
+
+    A title or a reason sits beside minted figures on a card, so a number in it would be
+    read as one. Years are allowed (a period, an edition), and so is any number the cited
+    values' own labels, units or periods contain; every other number is a typed one.
+    """
+    allowed = " ".join(f"{v.label} {v.unit or ''} {v.period or ''}" for v in cited)
+    found = []
+    for match in _NUMBER.finditer(text):
+        number = match.group().strip(",.'")
+        if _YEAR.fullmatch(number) or number in allowed:
+            continue
+        found.append(number)
+    return found
+
+
+def _refuse_typed(text: str | None, cited: Iterable[Value], what: str) -> None:
+    if not text:
+        return
+    numbers = typed_numbers(text, cited)
+    if numbers:
+        raise ToolError(
+            f"the {what} carries numbers ({', '.join(numbers[:5])}) that no presented figure "
+            "has; a number a person reads must be a minted value",
+            hint="compute it in analyse_data, mint it with mint.value(x, label, unit=...), and "
+            f"present its id; keep the {what} to words",
+        )
 
 
 class PresentInput(BaseModel):
@@ -39,6 +75,7 @@ async def _present(arguments: PresentInput, ctx: ToolContext) -> ToolResult:
         values = check_figure_ids(ctx.workspace.ledger, arguments.value_ids)
     except ModelFacingError as exc:
         raise ToolError(str(exc)) from None
+    _refuse_typed(arguments.title, values, "title")
     ids = tuple(v.id for v in values)
     ctx.append([FigurePresented(value_ids=ids, title=arguments.title)])
     cards = [figure_card(v) for v in values]
@@ -94,6 +131,7 @@ async def _observe(arguments: ObservationInput, ctx: ToolContext) -> dict[str, A
         conflict = record_conflict(ctx.workspace.ledger, a, b, arguments.why)
     except ModelFacingError as exc:
         raise ToolError(str(exc)) from None
+    _refuse_typed(arguments.why, (conflict.a, conflict.b), "reason")
     ctx.append([ObservationRecorded(conflict=conflict)])
     data = conflict.model_dump(mode="json")
     await ctx.emit("observation", data)

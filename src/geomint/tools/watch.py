@@ -9,8 +9,10 @@ verdicts so far). Every re-run is recorded, so the history is part of the chat's
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -27,7 +29,15 @@ from geomint.tools.results import ToolError, ToolResult
 
 __all__ = ["CLUSTER_INCIDENTS", "CREATE_TRACKER", "check_verdict", "rerun_watchers"]
 
+_logger = logging.getLogger(__name__)
+
 _LOG_KEPT: Final = 20
+_MEMBERS_KEPT: Final = 500
+_MEMBER_CHARS: Final = 200
+#: Monitors re-run per new version; more are recorded as skipped, not run.
+_RERUNS_PER_WRITE: Final = 10
+#: Incidents one clustering takes: it runs in the host, on features code returned.
+_MAX_INCIDENTS: Final = 50_000
 
 
 # -- re-running --------------------------------------------------------------------------
@@ -42,10 +52,27 @@ async def rerun_watchers(ctx: ToolContext, written: EntryWritten) -> None:
     if written.version == 1:
         return  # a new entry: nothing recorded can have read it yet
     trigger = EntryVersion(entry_id=written.entry_id, version=written.version)
+    watching = ctx.workspace.watching(written.entry_id)
     ctx.rerunning = True
     try:
-        for recipe in ctx.workspace.watching(written.entry_id):
-            await _rerun(ctx, recipe, trigger)
+        for recipe in watching[:_RERUNS_PER_WRITE]:
+            try:
+                await _rerun(ctx, recipe, trigger)
+            except Exception as exc:  # a monitor's failure is its own, not the write's
+                _logger.warning("monitor %s failed to re-run: %s", recipe.name, exc)
+                await ctx.emit(
+                    "monitor_ran",
+                    {"name": recipe.name, "tracker": recipe.tracker, "ok": False,
+                     "trigger": trigger.model_dump(), "result": None,
+                     "error": f"{type(exc).__name__}: {str(exc)[:300]}"},
+                )  # fmt: skip
+        for recipe in watching[_RERUNS_PER_WRITE:]:
+            await ctx.emit(
+                "monitor_ran",
+                {"name": recipe.name, "tracker": recipe.tracker, "ok": False,
+                 "trigger": trigger.model_dump(), "result": None,
+                 "error": f"skipped: at most {_RERUNS_PER_WRITE} monitors re-run per change"},
+            )  # fmt: skip
     finally:
         ctx.rerunning = False
 
@@ -55,7 +82,7 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
     present = {k: [i for i in v if i in ctx.workspace.entries] for k, v in ids.items()}
     now = ctx.now().isoformat()
     if recipe.tracker:
-        extra: dict[str, Any] = {"now": now, "log": _log(ctx, recipe.name or "")}
+        extra: dict[str, Any] = {"now": now, "log": _verdicts(ctx, recipe.name or "")}
         check = check_verdict
     else:
         extra = {"now": now, "previous": stored_result(ctx, recipe)}
@@ -88,7 +115,7 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
     )
 
 
-def _log(ctx: ToolContext, name: str) -> list[dict[str, Any]]:
+def _verdicts(ctx: ToolContext, name: str) -> list[dict[str, Any]]:
     verdicts = []
     for record in ctx.workspace.runs_of(name):
         if record.error is None:
@@ -127,11 +154,19 @@ def check_verdict(value: Any) -> dict[str, Any]:
         raise ToolError("verdict 'members' must be a list (ids or names of what matched)")
     if not isinstance(value["summary"], str):
         raise ToolError("verdict 'summary' must be a line of text")
+    # Bounded item by item: every re-run reads the last verdicts back as `log`.
     return {
         "active": value["active"],
-        "members": value["members"][:500],
+        "members": [_member(m) for m in value["members"][:_MEMBERS_KEPT]],
         "summary": value["summary"][:500],
     }
+
+
+def _member(member: Any) -> Any:
+    if isinstance(member, bool | int | float) or member is None:
+        return member
+    text = member if isinstance(member, str) else json.dumps(member, default=str)
+    return text if len(text) <= _MEMBER_CHARS else text[: _MEMBER_CHARS - 1] + "…"
 
 
 class _TrackerBase(BaseModel):
@@ -250,6 +285,11 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
         # Runs on the code's result, so the clustering (not the features) is what the run
         # records, and what `previous` reads next time the same recipe runs.
         features = _features(value)
+        if len(features) > _MAX_INCIDENTS:
+            raise ToolError(
+                f"{len(features):,} incidents to cluster; at most {_MAX_INCIDENTS:,}",
+                hint="filter them first in code (by category, magnitude or area)",
+            )
         try:
             clustering = geo.cluster(
                 features,
@@ -287,28 +327,7 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
     if not run.ok:
         return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)
     features, clustering = found["features"], found["clustering"]
-    hulls, rows = [], []
-    for group in clustering.clusters:
-        members = {"type": "FeatureCollection", "features": [features[i] for i in group.members]}
-        shape = shapely.convex_hull(shapely.union_all(geo.to_shapely(members)))
-        if not isinstance(shape, shapely.Polygon):
-            # Two members (or members in a line) have a line for a hull: draw the area
-            # around it, half the clustering distance wide, so a cluster is always an area.
-            shape = geo.buffer_m(shape, arguments.eps_m / 2)
-        hulls.append(
-            {
-                "type": "Feature",
-                "geometry": shapely.geometry.mapping(shape),
-                "properties": {"cluster": group.id, "members": len(group.members)},
-            }
-        )
-        rows.append(
-            {
-                "id": group.id,
-                "members": len(group.members),
-                "centroid": [round(c, 6) for c in group.centroid],
-            }
-        )
+    hulls, rows = await asyncio.to_thread(_hulls, features, clustering, arguments.eps_m)
     written = None
     if hulls:
         written = await ctx.write_entry(
@@ -329,6 +348,35 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
             "stable_ids": previous is not None,
         }
     )
+
+
+def _hulls(
+    features: list[Any], clustering: geo.Clustering, eps_m: float
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Each cluster as an area (its members' hull) and a row for the model."""
+    hulls, rows = [], []
+    for group in clustering.clusters:
+        members = {"type": "FeatureCollection", "features": [features[i] for i in group.members]}
+        shape = shapely.convex_hull(shapely.union_all(geo.to_shapely(members)))
+        if not isinstance(shape, shapely.Polygon):
+            # Two members (or members in a line) have a line for a hull: draw the area
+            # around it, half the clustering distance wide, so a cluster is always an area.
+            shape = geo.buffer_m(shape, eps_m / 2)
+        hulls.append(
+            {
+                "type": "Feature",
+                "geometry": shapely.geometry.mapping(shape),
+                "properties": {"cluster": group.id, "members": len(group.members)},
+            }
+        )
+        rows.append(
+            {
+                "id": group.id,
+                "members": len(group.members),
+                "centroid": [round(c, 6) for c in group.centroid],
+            }
+        )
+    return hulls, rows
 
 
 def _features(value: Any) -> list[Any]:

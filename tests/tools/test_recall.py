@@ -62,10 +62,32 @@ async def test_recall_one_entry_in_detail(ctx: ToolContext) -> None:
         {"title": "City boundaries", "publisher": "The city", "licence": "CC-BY-4.0"}
     ]
     assert result.model["derived_from"] == []
+    assert result.model["analyses"] == []
     assert "geojson" not in result.model  # the bytes go to the UI only
     assert result.ui is not None
     assert result.ui["geojson"] == parks()
     assert ctx.refresh().last_seq == before
+
+
+async def test_an_analysis_is_recorded_against_every_entry_it_read(ctx: ToolContext) -> None:
+    await _gathered(ctx)
+    code = "return len(places['features']) + len(geometries['features'])"
+    await call(
+        ctx,
+        "analyse_data",
+        {
+            "places_entry_ids": ["places-1"],
+            "geometries_entry_ids": ["geometries-1"],
+            "name": "both",
+            "code": code,
+        },
+    )
+    both = {"analysis_id": "a2", "name": "both", "tool": "analyse_data", "ok": True}
+    places = (await call(ctx, "recall_places", {"id": "places-1"})).model
+    assert [a["name"] for a in places["analyses"]] == ["count", "both"]
+    assert places["analyses"][1] == both
+    geometries = (await call(ctx, "recall_geometries", {"id": "geometries-1"})).model
+    assert geometries["analyses"] == [both]
 
 
 @pytest.mark.parametrize(

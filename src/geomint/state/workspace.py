@@ -208,6 +208,12 @@ class Workspace(BaseModel):
         """Every recorded run of the analysis named ``name``, oldest first."""
         return tuple(a for a in self.analyses.values() if a.name == name)
 
+    def analyses_of(self, entry_id: str) -> tuple[AnalysisRecorded, ...]:
+        """Every analysis that read ``entry_id`` (any version): what is recorded against it."""
+        return tuple(
+            a for a in self.analyses.values() if any(i.entry_id == entry_id for i in a.inputs)
+        )
+
     def recipe(self, name: str) -> AnalysisRecorded | None:
         """The latest run of the analysis named ``name``, or None."""
         runs = self.runs_of(name)

@@ -61,6 +61,15 @@ def _recall_tool(kind: str, what: str) -> ToolEntry:
                 for s in written.sources
             ],
             "derived_from": [d.model_dump() for d in written.derived_from],
+            "analyses": [
+                {
+                    "analysis_id": a.analysis_id,
+                    "name": a.name,
+                    "tool": a.tool,
+                    "ok": a.error is None,
+                }
+                for a in ctx.workspace.analyses_of(entry.entry_id)[-20:]
+            ],
             "note": "the full data went to the UI; read it with analyse_data",
         }
         ui = {"entry_id": entry.entry_id, "geojson": ctx.entry_data(entry.entry_id)}

@@ -16,13 +16,13 @@ import json
 import os
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
 from tests.agent.scripted import Script, run
+from tests.tools.helpers import CITY, OSM
 
 from geomint.agent import MapAgent
 from geomint.agent._prompt import state_note
@@ -50,23 +50,6 @@ from geomint.tools._digest import cut_to_budget, entry_digest
 from geomint.tools.byod import allowed_path
 from geomint.tools.watch import check_verdict
 
-OSM = Provenance(
-    source_id="osm-test",
-    title="OpenStreetMap test extract",
-    publisher="OpenStreetMap contributors",
-    licence="ODbL-1.0",
-    url="https://www.openstreetmap.org/copyright",
-    retrieved_at=datetime(2025, 3, 1, tzinfo=UTC),
-    evidence="observed",
-)
-CITY = Provenance(
-    source_id="city-test",
-    title="City boundaries",
-    publisher="The city",
-    licence="CC-BY-4.0",
-    retrieved_at=datetime(2025, 4, 1, tzinfo=UTC),
-    evidence="observed",
-)
 SECRET = "s3cr3t-row-7f1c"
 UiLog = list[tuple[str, dict[str, Any]]]
 

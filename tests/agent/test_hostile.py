@@ -499,7 +499,7 @@ def test_a_large_envelope_does_not_block_the_event_loop(tmp_path: Path) -> None:
             lambda: _call(ctx, "process_data", {"places_entry_ids": ["places-1"], "code": "x"})
         )
 
-    assert run(go()) < 0.3
+    assert run(go()) < 1.0  # seconds: the defect blocked it for 7.5 s; the GIL is shared
 
 
 def test_clustering_many_features_does_not_block_the_event_loop(tmp_path: Path) -> None:

@@ -26,7 +26,7 @@ async def test_help_lists_every_tool(helped: ToolContext) -> None:
     out = await call(helped, "help", {})
     names = [t["name"] for t in out["tools"]]
     assert names == list(DEFAULT_TOOLS)
-    analyse = out["tools"][0]
+    (analyse,) = [t for t in out["tools"] if t["name"] == "analyse_data"]
     assert analyse["does"].startswith("Run Python over copies of entries")
     assert "\n" not in analyse["does"]
     assert len(analyse["examples"]) <= 2

@@ -34,6 +34,7 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
         run_id="demo-seed",
         sandbox=agent.sandbox,
         settings=agent.settings,
+        providers=agent.providers,
     )
     if context.workspace.entries:
         return chat_id

@@ -45,7 +45,7 @@ from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent, MapEvent
 from geomint.errors import UsageError
 from geomint.models import ModelSpec, describe_model, resolve_model
-from geomint.providers import bundled
+from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.state import MessageAdded
 from geomint.store import Chats, NoSuchChatError, open_store
@@ -143,6 +143,7 @@ class MapAgent:
         on_classify: Callable[[dict[str, Any]], Any] | None = None,
         on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
         approve: Approve | None = None,
+        providers: Providers | None = None,
         owns_store: bool = True,
     ) -> None:
         if max_steps < 1:
@@ -157,6 +158,7 @@ class MapAgent:
         self.on_classify = on_classify
         self.on_tool_execute = on_tool_execute
         self.approve = approve
+        self.providers = providers
         self._owns_store = owns_store
         self._cache = EntryCache()
         self._chat_locks: dict[str, asyncio.Lock] = {}
@@ -251,6 +253,7 @@ class MapAgent:
             cache=self._cache,
             registry_help=self._help,
             after_entry_written=_after_write,
+            providers=self.providers,
         )
         turn = TurnTools(
             context=context,
@@ -450,6 +453,7 @@ def create_map_agent(
     on_classify: Callable[[dict[str, Any]], Any] | None = None,
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
     approve: Approve | None = None,
+    providers: Providers | None = None,
 ) -> MapAgent:
     """Build a map agent.
 
@@ -480,6 +484,8 @@ def create_map_agent(
         on_tool_execute: Called with ``(name, args, result)`` after each tool call.
         approve: ``async (tool, args) -> (approved, reason)``, asked before each call of a
             tool with ``requires_approval``; without it such calls are refused.
+        providers: Who answers place, route and traffic questions; the offline provider
+            (bundled data, no network) by default.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -511,5 +517,6 @@ def create_map_agent(
         on_classify=on_classify,
         on_tool_execute=on_tool_execute,
         approve=approve,
+        providers=providers if providers is not None else default_providers(),
         owns_store=owns,
     )

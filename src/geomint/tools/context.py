@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from geomint.provenance import EntryVersion, Provenance
+from geomint.providers.base import Providers
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import Sandbox
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
@@ -111,6 +112,7 @@ class ToolContext:
         scope: The scope the classifier chose for the tool being called, if any.
         cache: Decoded entry versions.
         registry_help: What ``help`` lists: the active registry, set by the agent.
+        providers: Who answers place, route and traffic questions (None: nobody).
     """
 
     chats: Chats
@@ -122,6 +124,7 @@ class ToolContext:
     scope: Mapping[str, Any] | None = None
     cache: EntryCache = field(default_factory=EntryCache)
     registry_help: Callable[[str | None], list[dict[str, Any]]] | None = None
+    providers: Providers | None = None
     _workspace: Workspace | None = field(default=None, repr=False)
     #: Set while monitors re-run, so a re-run never triggers another (no cascades).
     rerunning: bool = False

@@ -1,5 +1,4 @@
-"""``DEFAULT_TOOLS``: the registry an agent starts from (place, route and traffic tools
-come with the providers)."""
+"""``DEFAULT_TOOLS``: the registry an agent starts from."""
 
 from __future__ import annotations
 
@@ -17,6 +16,7 @@ from geomint.tools.display import (
 )
 from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
+from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
 from geomint.tools.registry import ToolSpec
 from geomint.tools.watch import CLUSTER_INCIDENTS, CREATE_TRACKER
@@ -27,6 +27,7 @@ __all__ = ["DEFAULT_TOOLS"]
 #: ``create_map_agent(tools=...)`` instead of editing this.
 DEFAULT_TOOLS: Final[Mapping[str, ToolSpec]] = MappingProxyType(
     {
+        **PROVIDER_TOOLS,
         "analyse_data": ANALYSE_DATA,
         "process_data": PROCESS_DATA,
         "monitor_analysis": MONITOR_ANALYSIS,

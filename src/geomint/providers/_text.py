@@ -1,0 +1,69 @@
+"""Matching names the way people type them: accents, case and plurals aside."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import unicodedata
+from collections.abc import Iterable
+from typing import Final
+
+__all__ = ["close_names", "match_score", "normalise", "singular"]
+
+_SPACES: Final = re.compile(r"[\s_\-]+")
+_PLURALS: Final = (
+    ("ies", "y"),
+    ("sses", "ss"),
+    ("ches", "ch"),
+    ("shes", "sh"),
+    ("xes", "x"),
+    ("s", ""),
+)
+
+
+def normalise(text: str) -> str:
+    """Casefold, strip accents, and collapse spaces, dashes and underscores.
+
+    Example:
+        >>> normalise("  Café  Ekberg ")
+        'cafe ekberg'
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    bare = "".join(c for c in decomposed if not unicodedata.combining(c))
+    return _SPACES.sub(" ", bare.casefold()).strip()
+
+
+def singular(word: str) -> str:
+    """A plain English singular, good enough for categories.
+
+    Example:
+        >>> [singular(w) for w in ("cafes", "pharmacies", "churches", "glass", "museums")]
+        ['cafe', 'pharmacy', 'church', 'glass', 'museum']
+    """
+    if word.endswith("ss"):
+        return word
+    for ending, replacement in _PLURALS:
+        if len(word) > len(ending) + 2 and word.endswith(ending):
+            return word[: -len(ending)] + replacement
+    return word
+
+
+def match_score(query: str, name: str) -> float:
+    """How well ``name`` answers ``query`` (both normalised): 1 exact, down to 0."""
+    if not query or not name:
+        return 0.0
+    if query == name:
+        return 1.0
+    if name.startswith(query + " ") or name.startswith(query):
+        return 0.85
+    if f" {query} " in f" {name} ":
+        return 0.7
+    if query in name:
+        return 0.55
+    ratio = difflib.SequenceMatcher(None, query, name).ratio()
+    return 0.5 * ratio if ratio >= 0.8 else 0.0
+
+
+def close_names(query: str, names: Iterable[str], n: int = 3) -> list[str]:
+    """The names closest to ``query``, for a miss that suggests what was meant."""
+    return difflib.get_close_matches(query, list(names), n=n, cutoff=0.6)

@@ -1,0 +1,461 @@
+"""The offline provider: answers from data that ships with geomint, with no network.
+
+* geocoding: countries (Natural Earth), cities of 100,000 people or more (GeoNames), and
+  the named places of the demo city (central Helsinki, OpenStreetMap);
+* boundaries: country polygons and the demo city's parks, gardens and squares;
+* place search: the demo city's points of interest, by text or category, near a point
+  or within areas;
+* routes and reachable areas: on the demo city's road graph (see :mod:`.routing`).
+
+Every answer carries the provenance of the bundled file it came from (publisher, licence,
+the data's date). Outside what the data covers, a call is a miss that says so, never a
+guess.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from functools import cached_property
+from typing import Any, Final
+
+import numpy as np
+import shapely
+
+from geomint.provenance import Provenance
+from geomint.providers import bundled
+from geomint.providers._text import close_names, match_score, normalise, singular
+from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
+
+__all__ = ["OfflineProvider"]
+
+_NAME: Final = "offline"
+_EARTH_M: Final = 6_371_008.8
+_DEFAULT_RADIUS_M: Final = 1_000.0
+#: Words people use for a category, and the category the bundled data names it by.
+_CATEGORY_WORDS: Final = {
+    "coffee": "cafe",
+    "coffee shop": "cafe",
+    "cafe": "cafe",
+    "eatery": "restaurant",
+    "restaurant": "restaurant",
+    "food": "restaurant",
+    "fast food": "fast_food",
+    "bar": "bar",
+    "pub": "pub",
+    "museum": "museum",
+    "gallery": "gallery",
+    "hotel": "hotel",
+    "pharmacy": "pharmacy",
+    "chemist": "pharmacy",
+    "supermarket": "supermarket",
+    "grocery": "supermarket",
+    "school": "school",
+    "library": "library",
+    "toilet": "toilets",
+    "wc": "toilets",
+    "atm": "atm",
+    "bank": "bank",
+    "bike parking": "bicycle_parking",
+    "bicycle parking": "bicycle_parking",
+    "cinema": "cinema",
+    "theatre": "theatre",
+    "theater": "theatre",
+    "church": "place_of_worship",
+}
+
+
+def _haversine_m(lon: np.ndarray, lat: np.ndarray, at: LonLat) -> np.ndarray:
+    lon0, lat0 = math.radians(at[0]), math.radians(at[1])
+    dlon = np.radians(lon) - lon0
+    dlat = np.radians(lat) - lat0
+    a = np.sin(dlat / 2) ** 2 + math.cos(lat0) * np.cos(np.radians(lat)) * np.sin(dlon / 2) ** 2
+    metres: np.ndarray = 2 * _EARTH_M * np.arcsin(np.sqrt(np.clip(a, 0, 1)))
+    return metres
+
+
+def _point(lon: float, lat: float, properties: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "Feature",
+        "geometry": {"type": "Point", "coordinates": [round(lon, 7), round(lat, 7)]},
+        "properties": properties,
+    }
+
+
+def _collection(features: list[dict[str, Any]]) -> dict[str, Any]:
+    return {"type": "FeatureCollection", "features": features}
+
+
+def category_of(text: str) -> str:
+    """The bundled data's category for what a person typed ('cafés' -> 'cafe')."""
+    words = normalise(text)
+    one = " ".join(singular(w) for w in words.split())
+    return _CATEGORY_WORDS.get(one, _CATEGORY_WORDS.get(words, one.replace(" ", "_")))
+
+
+class OfflineProvider:
+    """Geocoding, boundaries, place search, routes and reachable areas from bundled data.
+
+    Example:
+        >>> import asyncio
+        >>> found = asyncio.run(OfflineProvider().locate("Helsinki"))
+        >>> found.data["features"][0]["properties"]["name"], found.sources[0].licence
+        ('Helsinki', 'CC-BY-4.0')
+    """
+
+    name = _NAME
+
+    # -- data, loaded on first use ---------------------------------------------------------
+
+    @cached_property
+    def _places(self) -> list[dict[str, Any]]:
+        return list(bundled.demo_places()["features"])
+
+    @cached_property
+    def _place_xy(self) -> tuple[np.ndarray, np.ndarray]:
+        coords = np.array([f["geometry"]["coordinates"][:2] for f in self._places])
+        return coords[:, 0], coords[:, 1]
+
+    @cached_property
+    def _parks(self) -> list[dict[str, Any]]:
+        return list(bundled.demo_boundaries()["features"])
+
+    @cached_property
+    def _countries(self) -> list[dict[str, Any]]:
+        return list(bundled.countries()["features"])
+
+    @cached_property
+    def _cities(self) -> tuple[bundled.City, ...]:
+        return bundled.cities()
+
+    @cached_property
+    def _city_area(self) -> shapely.Polygon:
+        return shapely.box(*bundled.bounds())
+
+    def _source(self, name: str) -> Provenance:
+        return Provenance(**bundled.source(name))
+
+    # -- geocoding ----------------------------------------------------------------------------
+
+    async def locate(
+        self,
+        query: str,
+        *,
+        near: LonLat | None = None,
+        country: str | None = None,
+        limit: int = 5,
+    ) -> Found:
+        """Find countries, cities and the demo city's named places by name."""
+        wanted = normalise(query)
+        if not wanted:
+            raise ProviderMiss("the query is empty", code="not_found", provider=_NAME)
+        scored: list[tuple[float, str, dict[str, Any]]] = []
+        for feature in self._countries:
+            props = feature["properties"]
+            if country and props.get("iso_a2", "").upper() != country.upper():
+                continue
+            names = [props.get("name", ""), props.get("iso_a2", ""), props.get("iso_a3", "")]
+            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            if score > 0:
+                shape = shapely.geometry.shape(feature["geometry"])
+                where = shape.representative_point()
+                scored.append(
+                    (
+                        score + 0.2,
+                        "countries",
+                        _point(
+                            where.x,
+                            where.y,
+                            {
+                                "id": f"country:{props.get('iso_a3') or props.get('name')}",
+                                "name": props.get("name"),
+                                "category": "country",
+                                "categories": ["country"],
+                                "country_code": props.get("iso_a2"),
+                                "provider": _NAME,
+                            },
+                        ),
+                    )
+                )
+        for city in self._cities:
+            if country and city.country_code.upper() != country.upper():
+                continue
+            names = [city.name, city.ascii_name, *city.alternate_names]
+            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            if score > 0:
+                bonus = min(math.log10(max(city.population, 1)) / 40, 0.2)
+                scored.append(
+                    (
+                        score + bonus,
+                        "cities",
+                        _point(
+                            city.lon,
+                            city.lat,
+                            {
+                                "id": f"geonames:{city.geonameid}",
+                                "name": city.name,
+                                "category": "city",
+                                "categories": ["city"],
+                                "country_code": city.country_code,
+                                "population": city.population,
+                                "provider": _NAME,
+                            },
+                        ),
+                    )
+                )
+        if not country or country.upper() == "FI":
+            for feature in self._places:
+                name = (feature["properties"] or {}).get("name")
+                score = match_score(wanted, normalise(name)) if name else 0.0
+                if score > 0:
+                    lon, lat = feature["geometry"]["coordinates"][:2]
+                    scored.append(
+                        (
+                            score,
+                            "helsinki_places",
+                            _point(lon, lat, {**feature["properties"], "provider": _NAME}),
+                        )
+                    )
+        if near is not None and scored:
+            lon = np.array([s[2]["geometry"]["coordinates"][0] for s in scored])
+            lat = np.array([s[2]["geometry"]["coordinates"][1] for s in scored])
+            metres = _haversine_m(lon, lat, near)
+            # Nearby wins ties: up to 0.15 for a match within a few kilometres.
+            scored = [
+                (s + 0.15 / (1 + m / 5_000), d, f)
+                for (s, d, f), m in zip(scored, metres, strict=True)
+            ]
+        if not scored:
+            names = [c.name for c in self._cities] + [
+                f["properties"].get("name", "") for f in self._countries
+            ]
+            suggestion = close_names(query, names)
+            hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
+            raise ProviderMiss(
+                f"no country, city (100,000 people or more) or named place in central "
+                f"Helsinki matches {query!r}{hint}",
+                code="not_found",
+                provider=_NAME,
+                endpoint="offline:gazetteer",
+            )
+        scored.sort(key=lambda s: -s[0])
+        chosen = scored[:limit]
+        features = []
+        for score, _, feature in chosen:
+            feature["properties"]["score"] = round(min(score, 1.0), 3)
+            features.append(feature)
+        datasets = list(dict.fromkeys(d for _, d, _ in chosen))
+        return Found(
+            data=_collection(features),
+            sources=tuple(self._source(d) for d in datasets),
+            provider=_NAME,
+            endpoint="offline:gazetteer",
+            request={
+                "query": query,
+                "near": list(near) if near else None,
+                "country": country,
+                "limit": limit,
+            },
+        )
+
+    # -- place search ----------------------------------------------------------------------
+
+    async def discover(
+        self,
+        *,
+        query: str | None = None,
+        category: str | None = None,
+        near: LonLat | None = None,
+        radius_m: float | None = None,
+        within: Sequence[Mapping[str, Any]] = (),
+        limit: int = 50,
+    ) -> Found:
+        """Search the demo city's points of interest."""
+        request = {
+            "query": query,
+            "category": category,
+            "near": list(near) if near else None,
+            "radius_m": radius_m,
+            "within": len(within),
+            "limit": limit,
+        }
+        area = self._search_area(near, radius_m, within)
+        if not area.intersects(self._city_area):
+            raise ProviderMiss(
+                "the offline provider only has places for central Helsinki "
+                f"(bbox {', '.join(f'{v:.3f}' for v in bundled.bounds())}); configure TomTom "
+                "or the OpenStreetMap stack to search elsewhere",
+                code="unsupported",
+                provider=_NAME,
+                endpoint="offline:helsinki_places",
+            )
+        lon, lat = self._place_xy
+        keep = (
+            shapely.contains_xy(area, lon, lat)
+            if not area.equals(self._city_area)
+            else (np.ones(len(self._places), dtype=bool))
+        )
+        wanted_category = category_of(category) if category else None
+        wanted_text = normalise(query) if query else None
+        query_category = category_of(query) if query else None
+        scores = np.zeros(len(self._places))
+        for index in np.flatnonzero(keep):
+            props = self._places[index]["properties"] or {}
+            cats = [normalise(c) for c in props.get("categories") or [props.get("category", "")]]
+            if wanted_category and normalise(wanted_category) not in cats:
+                continue
+            score = 1.0
+            if wanted_text:
+                by_name = match_score(wanted_text, normalise(props.get("name") or ""))
+                by_category = 0.9 if query_category and normalise(query_category) in cats else 0.0
+                score = max(by_name, by_category)
+                if score == 0:
+                    continue
+            scores[index] = score
+        hits = np.flatnonzero(scores > 0)
+        order: list[int]
+        if near is not None:
+            distances = _haversine_m(lon[hits], lat[hits], near)
+            order = [int(hits[i]) for i in np.argsort(distances - scores[hits] * 1e-3)]
+            distance_of: dict[int, float] = dict(
+                zip(hits.tolist(), distances.tolist(), strict=True)
+            )
+        else:
+            order = [int(i) for i in hits[np.argsort(-scores[hits], kind="stable")]]
+            distance_of = {}
+        features = []
+        for position in order[:limit]:
+            feature = self._places[position]
+            props = {
+                **(feature["properties"] or {}),
+                "provider": _NAME,
+                "score": round(float(scores[position]), 3),
+            }
+            if position in distance_of:
+                props["distance_m"] = round(distance_of[position], 1)
+            features.append({**feature, "properties": props})
+        notes: tuple[str, ...] = ()
+        if len(order) > limit:
+            notes = (f"{len(order)} matched; the {limit} {'nearest' if near else 'best'} kept",)
+        return Found(
+            data=_collection(features),
+            sources=(self._source("helsinki_places"),),
+            provider=_NAME,
+            endpoint="offline:helsinki_places",
+            request=request,
+            notes=notes,
+        )
+
+    def _search_area(
+        self, near: LonLat | None, radius_m: float | None, within: Sequence[Mapping[str, Any]]
+    ) -> Any:
+        shapes = [shapely.geometry.shape(g) for g in within]
+        if near is not None:
+            from geomint import geo  # noqa: PLC0415 - only a radius search needs it
+
+            shapes.append(geo.buffer_m(shapely.Point(near), radius_m or _DEFAULT_RADIUS_M))
+        if not shapes:
+            return self._city_area
+        area = shapes[0]
+        for shape in shapes[1:]:
+            # A point with a radius *and* areas: the places in both.
+            area = area.intersection(shape) if near is not None else area.union(shape)
+        return area
+
+    # -- boundaries ------------------------------------------------------------------------
+
+    async def boundary(self, query: str, *, limit: int = 1) -> Found:
+        """Country polygons and the demo city's parks, gardens and squares, by name."""
+        wanted = normalise(query)
+        scored: list[tuple[float, str, dict[str, Any]]] = []
+        for feature in self._countries:
+            props = feature["properties"]
+            names = [props.get("name", ""), props.get("iso_a2", ""), props.get("iso_a3", "")]
+            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            if score >= 0.55:
+                scored.append(
+                    (
+                        score,
+                        "countries",
+                        {
+                            "type": "Feature",
+                            "geometry": feature["geometry"],
+                            "properties": {
+                                "id": f"country:{props.get('iso_a3') or props.get('name')}",
+                                "name": props.get("name"),
+                                "kind": "country",
+                            },
+                        },
+                    )
+                )
+        for feature in self._parks:
+            props = feature["properties"]
+            score = match_score(wanted, normalise(props.get("name", "")))
+            if score >= 0.55:
+                scored.append(
+                    (
+                        score,
+                        "helsinki_boundaries",
+                        {
+                            "type": "Feature",
+                            "geometry": feature["geometry"],
+                            "properties": {
+                                "id": props.get("id"),
+                                "name": props.get("name"),
+                                "kind": props.get("kind"),
+                            },
+                        },
+                    )
+                )
+        if not scored:
+            names = [f["properties"].get("name", "") for f in self._countries + self._parks]
+            suggestion = close_names(query, names)
+            hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
+            raise ProviderMiss(
+                f"no boundary for {query!r} offline: the bundled boundaries are countries and "
+                f"central Helsinki's parks, gardens and squares{hint}",
+                code="not_found",
+                provider=_NAME,
+                endpoint="offline:boundaries",
+            )
+        scored.sort(key=lambda s: -s[0])
+        chosen = scored[:limit]
+        datasets = list(dict.fromkeys(d for _, d, _ in chosen))
+        return Found(
+            data=_collection([f for _, _, f in chosen]),
+            sources=tuple(self._source(d) for d in datasets),
+            provider=_NAME,
+            endpoint="offline:boundaries",
+            request={"query": query, "limit": limit},
+        )
+
+    # -- routes and ranges -------------------------------------------------------------------
+
+    async def route(
+        self,
+        waypoints: Sequence[LonLat],
+        *,
+        mode: TravelMode = "car",
+        avoid: Sequence[Avoid] = (),
+        depart_at: datetime | None = None,
+        alternatives: int = 0,
+    ) -> Found:
+        """A route on the demo city's road graph."""
+        from geomint.providers import routing  # noqa: PLC0415 - loads the graph on first use
+
+        return routing.route(self, waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
+
+    async def reachable(
+        self,
+        origin: LonLat,
+        *,
+        time_s: float | None = None,
+        distance_m: float | None = None,
+        mode: TravelMode = "car",
+        depart_at: datetime | None = None,
+    ) -> Found:
+        """The area reachable on the demo city's road graph within a budget."""
+        from geomint.providers import routing  # noqa: PLC0415
+
+        return routing.reachable(self, origin, time_s=time_s, distance_m=distance_m, mode=mode)

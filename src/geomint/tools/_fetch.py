@@ -1,0 +1,103 @@
+"""Turning a provider's answer into an entry, and its miss into a result.
+
+Every fetch is an event: ``FetchMade`` beside the entry it wrote (with the provider,
+endpoint and provenance), or ``FetchMissed`` with the reason. A miss is something the model
+reads and acts on (``{"miss": ..., "code": ...}``), never an exception in the loop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from geomint.providers.base import Found, ProviderMiss
+from geomint.state import FetchMade, FetchMissed
+from geomint.tools.context import ToolContext
+from geomint.tools.results import ToolError, ToolResult
+
+__all__ = ["fetch_into_entry", "no_provider"]
+
+
+def no_provider(capability: str) -> ToolError:
+    """The refusal when no provider offers a capability."""
+    return ToolError(
+        f"no provider here offers {capability}",
+        hint="configure one (TOMTOM_API_KEY, or the OpenStreetMap stack), or use the data "
+        "this chat already has",
+    )
+
+
+def _safe(request: Mapping[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = json.loads(json.dumps(dict(request), default=str))
+    return result
+
+
+async def fetch_into_entry(
+    ctx: ToolContext,
+    *,
+    tool: str,
+    kind: str,
+    label: str,
+    request: Mapping[str, Any],
+    call: Callable[[], Awaitable[Found]],
+    extra: Mapping[str, Any] | None = None,
+) -> ToolResult:
+    """Run a provider call; store what it found as a ``kind`` entry, or record the miss."""
+    try:
+        found = await call()
+    except ProviderMiss as miss:
+        ctx.append(
+            [
+                FetchMissed(
+                    tool=tool,
+                    provider=miss.provider,
+                    request=_safe(request),
+                    reason=f"{miss.code}: {miss.reason}"[:2_000],
+                )
+            ]
+        )
+        await ctx.emit(
+            "miss",
+            {"tool": tool, "provider": miss.provider, "code": miss.code, "reason": miss.reason},
+        )
+        return ToolResult(
+            model={"miss": miss.reason, "code": miss.code, "provider": miss.provider},
+            failed=miss.code not in ("not_found",),
+        )
+    if not found.count:
+        ctx.append(
+            [
+                FetchMissed(
+                    tool=tool,
+                    provider=found.provider,
+                    request=_safe(found.request),
+                    reason="not_found: nothing matched",
+                )
+            ]
+        )
+        return ToolResult(
+            model={"miss": "nothing matched", "code": "not_found", "provider": found.provider}
+        )
+    written = await ctx.write_entry(kind=kind, data=found.data, label=label, sources=found.sources)
+    ctx.append(
+        [
+            FetchMade(
+                tool=tool,
+                provider=found.provider,
+                request=_safe(found.request),
+                entry_id=written.entry_id,
+                sources=found.sources,
+            )
+        ]
+    )
+    out: dict[str, Any] = {
+        "entry_id": written.entry_id,
+        "provider": found.provider,
+        "digest": written.digest,
+        "licences": sorted({s.licence for s in found.sources}),
+    }
+    if found.notes:
+        out["notes"] = list(found.notes)
+    out.update(extra or {})
+    return ToolResult(model=out)

@@ -1,0 +1,507 @@
+"""Tools that fetch: places, boundaries, routes, reachable areas, traffic.
+
+Each asks the configured provider (``ToolContext.providers``), writes what it found as an
+entry with its provenance (``FetchMade``), or records the miss (``FetchMissed``) and tells
+the model why. The recall tools read these entries back; these tools never read state
+except to resolve what the model points at (a place id, a route for a corridor).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final, Literal
+
+import shapely
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from geomint.providers.base import Avoid, LonLat, ProviderMiss, TravelMode
+from geomint.tools._fetch import fetch_into_entry, no_provider
+from geomint.tools._where import Where, resolve_where, union_bbox_km2
+from geomint.tools.context import ToolContext
+from geomint.tools.registry import ToolEntry
+from geomint.tools.results import ToolError, ToolResult
+
+__all__ = [
+    "DISCOVER_PLACES",
+    "FIND_REACHABLE_AREAS",
+    "GET_BOUNDARIES",
+    "GET_TRAFFIC_AREA_ANALYTICS",
+    "GET_TRAFFIC_INCIDENTS",
+    "LOCATE_PLACE",
+    "PROVIDER_TOOLS",
+    "SET_ROUTE",
+]
+
+#: The largest area traffic incidents are fetched for at once.
+MAX_TRAFFIC_KM2: Final = 10_000.0
+
+
+class Point(BaseModel):
+    """A point: coordinates, a place found earlier, or a name to look up."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    lon: float | None = Field(default=None, ge=-180, le=180)
+    lat: float | None = Field(default=None, ge=-90, le=90)
+    place_id: str | None = Field(default=None, description="The id of a place found earlier.")
+    query: str | None = Field(default=None, max_length=200, description="A name to look up.")
+
+    @model_validator(mode="after")
+    def _one(self) -> Point:
+        given = [self.lon is not None and self.lat is not None, self.place_id, self.query]
+        if sum(bool(g) for g in given) != 1:
+            raise ValueError("give exactly one of lon+lat, place_id or query")
+        return self
+
+
+async def _resolve_point(ctx: ToolContext, point: Point) -> LonLat:
+    if point.lon is not None and point.lat is not None:
+        return (point.lon, point.lat)
+    if point.place_id is not None:
+        for entry in ctx.workspace.of_kind("places"):
+            for feature in ctx.entry_data(entry.entry_id)["features"]:
+                props = feature.get("properties") or {}
+                if point.place_id in (feature.get("id"), props.get("id")):
+                    lon, lat = feature["geometry"]["coordinates"][:2]
+                    return (float(lon), float(lat))
+        raise ToolError(
+            f"no place with id {point.place_id!r} in this chat",
+            hint="use an id from recall_places, or pass a query",
+        )
+    providers = ctx.providers
+    if providers is None or providers.geocoder is None:
+        raise no_provider("geocoding")
+    assert point.query is not None
+    try:
+        found = await providers.geocoder.locate(point.query, limit=1)
+    except ProviderMiss as miss:
+        raise ToolError(f"{point.query!r} was not found: {miss.reason}") from None
+    if not found.count:
+        raise ToolError(f"{point.query!r} was not found")
+    lon, lat = found.data["features"][0]["geometry"]["coordinates"][:2]
+    return (float(lon), float(lat))
+
+
+# -- locate_place --------------------------------------------------------------------------
+
+
+class LocateInput(BaseModel):
+    """Arguments of ``locate_place``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=200, description="An address or a place name.")
+    near: tuple[float, float] | None = Field(default=None, description="[lon, lat] to prefer")
+    country: str | None = Field(default=None, max_length=2, description="ISO 3166 alpha-2")
+    limit: int = Field(default=5, ge=1, le=20)
+
+
+async def _locate(arguments: LocateInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.geocoder is None:
+        raise no_provider("geocoding")
+    geocoder = providers.geocoder
+    request = arguments.model_dump()
+    return await fetch_into_entry(
+        ctx,
+        tool="locate_place",
+        kind="places",
+        label=arguments.query,
+        request=request,
+        call=lambda: geocoder.locate(
+            arguments.query, near=arguments.near, country=arguments.country, limit=arguments.limit
+        ),
+    )
+
+
+LOCATE_PLACE: Final = ToolEntry(
+    description=(
+        "Find where an address or a named place is (geocoding). Writes a places entry with "
+        "the matches, best first."
+    ),
+    input_schema=LocateInput,
+    execute=_locate,  # type: ignore[arg-type]
+    classification_prompt="Find where an address, a city, a landmark or a named place is.",
+    tags=("places",),
+    example_prompts=("Where is the central station?", "Show me Helsinki"),
+    related_tools=("discover_places", "fly_to"),
+)
+
+
+# -- discover_places ---------------------------------------------------------------------
+
+
+class DiscoverInput(BaseModel):
+    """Arguments of ``discover_places``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str | None = Field(default=None, max_length=200, description="Free text, e.g. 'pizza'.")
+    category: str | None = Field(default=None, max_length=100, description="e.g. 'cafe'.")
+    near: Point | None = Field(default=None, description="Search around this point.")
+    radius_m: float | None = Field(default=None, gt=0, le=100_000)
+    where: Where | None = Field(default=None, description="Search within these areas.")
+    limit: int = Field(default=50, ge=1, le=500)
+
+    @model_validator(mode="after")
+    def _something(self) -> DiscoverInput:
+        if not (self.query or self.category):
+            raise ValueError("give a query or a category")
+        return self
+
+
+async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.places is None:
+        raise no_provider("place search")
+    search = providers.places
+    near = await _resolve_point(ctx, arguments.near) if arguments.near else None
+    within: tuple[dict[str, Any], ...] = ()
+    described: tuple[str, ...] = ()
+    notes: list[str] = []
+    if arguments.where is not None:
+        areas = await resolve_where(ctx, arguments.where, providers)
+        within, described = areas.polygons, areas.described
+        if areas.ignored_viewport:
+            notes.append("searched the named areas, not the map's view")
+    label = arguments.query or arguments.category or "places"
+    if described:
+        label += " in " + ", ".join(described)
+    request = {
+        **arguments.model_dump(exclude={"where", "near"}),
+        "near": list(near) if near else None,
+        "within": list(described),
+    }
+    result = await fetch_into_entry(
+        ctx,
+        tool="discover_places",
+        kind="places",
+        label=label,
+        request=request,
+        call=lambda: search.discover(
+            query=arguments.query,
+            category=arguments.category,
+            near=near,
+            radius_m=arguments.radius_m,
+            within=within,
+            limit=arguments.limit,
+        ),
+    )
+    if notes:
+        result.model.setdefault("notes", []).extend(notes)
+    return result
+
+
+DISCOVER_PLACES: Final = ToolEntry(
+    description=(
+        "Search places by free text or category, near a point (with a radius) and/or within "
+        "areas (`where`: viewport, bounding_box, named queries, place_ids, geometries entries, "
+        "a range, or a corridor along a route). Writes a places entry."
+    ),
+    input_schema=DiscoverInput,
+    execute=_discover,  # type: ignore[arg-type]
+    classification_prompt="Find places (cafés, schools, shops...) by kind or name in an area.",
+    tags=("places",),
+    examples=(
+        "discover_places(category='cafe', where={'mode': 'within', "
+        "'queries': [{'query': 'Kluuvi'}]})",
+    ),
+    example_prompts=("Cafés near the central station", "Pharmacies along my route"),
+    related_tools=("locate_place", "analyse_data", "update_places_display"),
+)
+
+
+# -- get_boundaries ------------------------------------------------------------------------
+
+
+class BoundariesInput(BaseModel):
+    """Arguments of ``get_boundaries``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    queries: list[str] = Field(min_length=1, max_length=10, description="Named places.")
+
+
+async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.boundaries is None:
+        raise no_provider("boundaries")
+    source = providers.boundaries
+
+    async def all_of() -> Any:
+        found = [await source.boundary(q) for q in arguments.queries]
+        features = [f for one in found for f in one.data["features"]]
+        sources = tuple({s: None for one in found for s in one.sources})
+        first = found[0]
+        return type(first)(
+            data={"type": "FeatureCollection", "features": features},
+            sources=sources,
+            provider=first.provider,
+            endpoint=first.endpoint,
+            request={"queries": arguments.queries},
+        )
+
+    return await fetch_into_entry(
+        ctx,
+        tool="get_boundaries",
+        kind="geometries",
+        label=", ".join(arguments.queries),
+        request=arguments.model_dump(),
+        call=all_of,
+    )
+
+
+GET_BOUNDARIES: Final = ToolEntry(
+    description="Get the boundary polygons of named places (countries, cities, districts, parks).",
+    input_schema=BoundariesInput,
+    execute=_boundaries,  # type: ignore[arg-type]
+    classification_prompt="Get the outline or boundary polygon of a named area.",
+    tags=("places", "geometries"),
+    example_prompts=("Show the boundary of Finland", "Which places are inside the park?"),
+    related_tools=("analyse_data", "process_data", "update_geometries_display"),
+)
+
+
+# -- set_route -----------------------------------------------------------------------------
+
+
+class RouteInput(BaseModel):
+    """Arguments of ``set_route``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: Point
+    destination: Point
+    waypoints: list[Point] = Field(default_factory=list, max_length=20)
+    mode: TravelMode = "car"
+    avoid: list[Avoid] = Field(default_factory=list)
+    depart_at: datetime | None = None
+    alternatives: int = Field(default=0, ge=0, le=3)
+
+
+async def _route(arguments: RouteInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.router is None:
+        raise no_provider("routing")
+    router = providers.router
+    points = [
+        await _resolve_point(ctx, p)
+        for p in (arguments.origin, *arguments.waypoints, arguments.destination)
+    ]
+    request = {
+        "waypoints": [list(p) for p in points],
+        "mode": arguments.mode,
+        "avoid": list(arguments.avoid),
+        "depart_at": arguments.depart_at,
+        "alternatives": arguments.alternatives,
+    }
+    label = f"{arguments.mode} route"
+    if arguments.avoid:
+        label += " avoiding " + ", ".join(arguments.avoid)
+    result = await fetch_into_entry(
+        ctx,
+        tool="set_route",
+        kind="routes",
+        label=label,
+        request=request,
+        call=lambda: router.route(
+            points,
+            mode=arguments.mode,
+            avoid=arguments.avoid,
+            depart_at=arguments.depart_at,
+            alternatives=arguments.alternatives,
+        ),
+    )
+    entry_id = result.model.get("entry_id")
+    if isinstance(entry_id, str):
+        summaries = [f["properties"].get("summary") for f in ctx.entry_data(entry_id)["features"]]
+        result.model["summaries"] = summaries[:4]
+    return result
+
+
+SET_ROUTE: Final = ToolEntry(
+    description=(
+        "Plan a route from an origin to a destination (each: lon+lat, a place_id, or a query), "
+        "through waypoints, by car, walk, bike or truck, avoiding motorways, tolls, ferries or "
+        "unpaved roads. Writes a routes entry with summary (length_m, duration_s) and sections."
+    ),
+    input_schema=RouteInput,
+    execute=_route,  # type: ignore[arg-type]
+    classification_prompt="Plan a route or directions between places.",
+    tags=("route",),
+    example_prompts=("Route from the station to the cathedral avoiding motorways",),
+    related_tools=("discover_places", "find_reachable_areas", "get_traffic_incidents"),
+)
+
+
+# -- find_reachable_areas ----------------------------------------------------------------------
+
+
+class RangeInput(BaseModel):
+    """Arguments of ``find_reachable_areas``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    origin: Point
+    time_s: float | None = Field(default=None, gt=0, le=4 * 3600)
+    distance_m: float | None = Field(default=None, gt=0, le=500_000)
+    mode: TravelMode = "car"
+    depart_at: datetime | None = None
+
+    @model_validator(mode="after")
+    def _budget(self) -> RangeInput:
+        if (self.time_s is None) == (self.distance_m is None):
+            raise ValueError("give a time_s or a distance_m budget, not both")
+        return self
+
+
+async def _ranges(arguments: RangeInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.ranges is None:
+        raise no_provider("reachable areas")
+    ranges = providers.ranges
+    origin = await _resolve_point(ctx, arguments.origin)
+    budget = (
+        f"{arguments.time_s / 60:g} min"
+        if arguments.time_s is not None
+        else f"{arguments.distance_m:g} m"
+    )
+    request = {
+        "origin": list(origin),
+        "time_s": arguments.time_s,
+        "distance_m": arguments.distance_m,
+        "mode": arguments.mode,
+    }
+    return await fetch_into_entry(
+        ctx,
+        tool="find_reachable_areas",
+        kind="ranges",
+        label=f"reachable by {arguments.mode} in {budget}",
+        request=request,
+        call=lambda: ranges.reachable(
+            origin,
+            time_s=arguments.time_s,
+            distance_m=arguments.distance_m,
+            mode=arguments.mode,
+            depart_at=arguments.depart_at,
+        ),
+    )
+
+
+FIND_REACHABLE_AREAS: Final = ToolEntry(
+    description=(
+        "The area reachable from an origin within a time (time_s) or distance (distance_m) "
+        "budget, by car, walk, bike or truck (an isochrone). Writes a ranges entry."
+    ),
+    input_schema=RangeInput,
+    execute=_ranges,  # type: ignore[arg-type]
+    classification_prompt="Find the area reachable within some minutes or metres (isochrone).",
+    tags=("route",),
+    example_prompts=("Cafés within 10 minutes' walk of the station",),
+    related_tools=("discover_places", "analyse_data"),
+)
+
+
+# -- traffic -------------------------------------------------------------------------------
+
+
+class IncidentsInput(BaseModel):
+    """Arguments of ``get_traffic_incidents``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    where: Where = Field(default_factory=lambda: Where(viewport=True))
+
+
+async def _incidents(arguments: IncidentsInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    if providers is None or providers.traffic is None:
+        raise no_provider("traffic incidents")
+    traffic = providers.traffic
+    areas = await resolve_where(ctx, arguments.where, providers)
+    bbox = areas.bbox
+    km2 = union_bbox_km2(bbox)
+    if km2 > MAX_TRAFFIC_KM2:
+        raise ToolError(
+            f"the area ({', '.join(areas.described)}) spans {km2:,.0f} km², over the "
+            f"{MAX_TRAFFIC_KM2:,.0f} km² traffic incidents are fetched for at once",
+            hint="narrow it: name a city or district, a smaller bounding_box, or a corridor "
+            "along a route",
+        )
+    result = await fetch_into_entry(
+        ctx,
+        tool="get_traffic_incidents",
+        kind="incidents",
+        label="traffic incidents in " + ", ".join(areas.described),
+        request={"bbox": list(bbox), "within": list(areas.described)},
+        call=lambda: traffic.incidents(bbox),
+        extra={"area_km2": round(km2, 1)},
+    )
+    if areas.ignored_viewport:
+        result.model.setdefault("notes", []).append(
+            "answered for the named areas, not the map's view"
+        )
+    return result
+
+
+GET_TRAFFIC_INCIDENTS: Final = ToolEntry(
+    description=(
+        "Traffic incidents (jams, closures, roadworks) within `where` (default: the map's view; "
+        "a named area wins over the view). The areas' union box may span at most "
+        f"{MAX_TRAFFIC_KM2:,.0f} km². Writes an incidents entry."
+    ),
+    input_schema=IncidentsInput,
+    execute=_incidents,  # type: ignore[arg-type]
+    classification_prompt="Traffic jams, incidents, closures or roadworks in an area.",
+    tags=("traffic",),
+    example_prompts=("Any traffic jams in Helsinki?", "Roadworks along my route"),
+    related_tools=("cluster_incidents", "set_route"),
+)
+
+
+class AnalyticsInput(BaseModel):
+    """Arguments of ``get_traffic_area_analytics``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    where: Where
+    kind: Literal["congestion", "speed"] = "congestion"
+
+
+async def _analytics(arguments: AnalyticsInput, ctx: ToolContext) -> ToolResult:
+    providers = ctx.providers
+    analytics = getattr(providers.traffic, "area_analytics", None) if providers else None
+    if analytics is None:
+        raise no_provider("traffic area analytics")
+    areas = await resolve_where(ctx, arguments.where, providers)
+    geometry = shapely.geometry.mapping(
+        shapely.union_all([shapely.geometry.shape(p) for p in areas.polygons])
+    )
+    return await fetch_into_entry(
+        ctx,
+        tool="get_traffic_area_analytics",
+        kind="traffic_area_analytics",
+        label=f"traffic {arguments.kind} in " + ", ".join(areas.described),
+        request={"within": list(areas.described), "kind": arguments.kind},
+        call=lambda: analytics(geometry, kind=arguments.kind),
+    )
+
+
+GET_TRAFFIC_AREA_ANALYTICS: Final = ToolEntry(
+    description="Traffic statistics (congestion, speeds) over an area, where a provider has them.",
+    input_schema=AnalyticsInput,
+    execute=_analytics,  # type: ignore[arg-type]
+    classification_prompt="Typical congestion or speeds over an area (traffic statistics).",
+    tags=("traffic",),
+    related_tools=("analyse_data",),
+)
+
+PROVIDER_TOOLS: Final = {
+    "locate_place": LOCATE_PLACE,
+    "discover_places": DISCOVER_PLACES,
+    "get_boundaries": GET_BOUNDARIES,
+    "set_route": SET_ROUTE,
+    "find_reachable_areas": FIND_REACHABLE_AREAS,
+    "get_traffic_incidents": GET_TRAFFIC_INCIDENTS,
+    "get_traffic_area_analytics": GET_TRAFFIC_AREA_ANALYTICS,
+}

@@ -41,8 +41,20 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     assert union["figures"][0]["unit"] == "m²"
     cafes = prompts["Show only the cafés on the map"]
     assert cafes["entries"] == [
-        {"entry_id": "places-2", "kind": "places", "version": 1, "label": "cafés", "features": 85}
+        {"entry_id": "places-4", "kind": "places", "version": 1, "label": "cafés", "features": 85}
     ]
+    # The offline provider's prompts: a reachable area, a route, a boundary.
+    walk = prompts["Cafés within 10 minutes' walk of the central station"]
+    assert [(e["kind"], e["entry_id"]) for e in walk["entries"]] == [
+        ("ranges", "ranges-1"),
+        ("places", "places-2"),
+    ]
+    assert 10 < walk["entries"][1]["features"] < 85  # some of the 85 cafés, not all
+    route = prompts["Route from the central station to the cathedral avoiding motorways"]
+    assert [t["name"] for t in route["tools"]] == ["set_route", "fit_bounds"]
+    assert route["entries"][0]["kind"] == "routes"
+    esplanade = prompts["Which cafés are inside the Esplanade park?"]
+    assert [e["kind"] for e in esplanade["entries"]] == ["geometries", "places"]
     reload = prompts["Reload my stops file"]
     assert reload["entries"][0]["version"] == 2
     assert [(m["name"], m["ok"]) for m in reload["monitors"]] == [("stop-count", True)]

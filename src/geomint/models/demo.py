@@ -160,6 +160,65 @@ def _present(title: str) -> Step:
 
 DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     DemoPrompt(
+        text="Cafés within 10 minutes' walk of the central station",
+        pattern=r"minutes?'? walk|walk(ing)? distance",
+        tools=("find_reachable_areas", "discover_places"),
+        scopes={},
+        steps=(
+            (
+                "find_reachable_areas",
+                lambda t: {"origin": {"query": "Rautatientori"}, "time_s": 600, "mode": "walk"},
+            ),
+            (
+                "discover_places",
+                lambda t: {
+                    "category": "cafe",
+                    "where": {"mode": "within", "range": t.entry("ranges")},
+                    "limit": 200,
+                },
+            ),
+        ),
+        answer="These cafés are within a 10-minute walk of the station square (Rautatientori), "
+        "along the streets, on the offline road graph.",
+    ),
+    DemoPrompt(
+        text="Route from the central station to the cathedral avoiding motorways",
+        pattern=r"route|directions",
+        tools=("set_route", "fit_bounds"),
+        scopes={},
+        steps=(
+            (
+                "set_route",
+                lambda t: {
+                    "origin": {"query": "Rautatientori"},
+                    "destination": {"query": "Helsingin tuomiokirkko"},
+                    "mode": "car",
+                    "avoid": ["motorways"],
+                },
+            ),
+            ("fit_bounds", lambda t: {"entry_ids": [t.entry("routes")]}),
+        ),
+        answer="The route is on the map; its length and time are estimates on the offline "
+        "road graph, without traffic.",
+    ),
+    DemoPrompt(
+        text="Which cafés are inside the Esplanade park?",
+        pattern=r"esplanad",
+        tools=("get_boundaries", "discover_places"),
+        scopes={},
+        steps=(
+            ("get_boundaries", lambda t: {"queries": ["Esplanadinpuisto"]}),
+            (
+                "discover_places",
+                lambda t: {
+                    "category": "cafe",
+                    "where": {"mode": "within", "geometries": [t.entry("geometries")]},
+                },
+            ),
+        ),
+        answer="These cafés lie inside the Esplanade park's boundary (Esplanadinpuisto).",
+    ),
+    DemoPrompt(
         text="Bar chart of these places by category",
         pattern=r"chart.*categor|categor.*chart",
         tools=("analyse_data", "present_figure"),

@@ -60,7 +60,14 @@ def match_score(query: str, name: str) -> float:
         return 0.7
     if query in name:
         return 0.55
-    ratio = difflib.SequenceMatcher(None, query, name).ratio()
+    # A near miss ("helsinky"): only names of about the same length can be one, and the
+    # cheap bound rules most out before the full comparison.
+    if abs(len(query) - len(name)) > max(2, len(query) // 4):
+        return 0.0
+    matcher = difflib.SequenceMatcher(None, query, name)
+    if matcher.real_quick_ratio() < 0.8 or matcher.quick_ratio() < 0.8:
+        return 0.0
+    ratio = matcher.ratio()
     return 0.5 * ratio if ratio >= 0.8 else 0.0
 
 

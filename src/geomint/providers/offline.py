@@ -87,6 +87,14 @@ def _collection(features: list[dict[str, Any]]) -> dict[str, Any]:
     return {"type": "FeatureCollection", "features": features}
 
 
+def _country_names(props: Mapping[str, Any]) -> list[str]:
+    """A country's short name, ISO codes and ISO names ('Dem. Rep. Congo' is also
+    'Democratic Republic of the Congo'), leaving out the codes a territory lacks."""
+    names = [props.get("name"), props.get("iso_a2"), props.get("iso_a3")]
+    names += list(props.get("aliases") or ())
+    return [n for n in names if n]
+
+
 def category_of(text: str) -> str:
     """The bundled data's category for what a person typed ('cafés' -> 'cafe')."""
     words = normalise(text)
@@ -130,6 +138,17 @@ class OfflineProvider:
         return bundled.cities()
 
     @cached_property
+    def _city_names(self) -> list[tuple[bundled.City, tuple[str, ...]]]:
+        return [
+            (c, tuple(normalise(n) for n in (c.name, c.ascii_name, *c.alternate_names) if n))
+            for c in self._cities
+        ]
+
+    @cached_property
+    def _place_names(self) -> list[str]:
+        return [normalise((f["properties"] or {}).get("name") or "") for f in self._places]
+
+    @cached_property
     def _city_area(self) -> shapely.Polygon:
         return shapely.box(*bundled.bounds())
 
@@ -153,20 +172,26 @@ class OfflineProvider:
         scored: list[tuple[float, str, dict[str, Any]]] = []
         for feature in self._countries:
             props = feature["properties"]
-            if country and props.get("iso_a2", "").upper() != country.upper():
+            # A few territories (Somaliland, N. Cyprus, ...) have no ISO code: None.
+            if country and (props.get("iso_a2") or "").upper() != country.upper():
                 continue
-            names = [props.get("name", ""), props.get("iso_a2", ""), props.get("iso_a3", "")]
-            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            score = max(match_score(wanted, normalise(n)) for n in _country_names(props))
             if score > 0:
-                shape = shapely.geometry.shape(feature["geometry"])
-                where = shape.representative_point()
+                # The bundled label lies well inside the largest part: a representative
+                # point of Norway's MultiPolygon lands on Svalbard.
+                label = props.get("label")
+                if label:
+                    x, y = float(label[0]), float(label[1])
+                else:
+                    where = shapely.geometry.shape(feature["geometry"]).representative_point()
+                    x, y = where.x, where.y
                 scored.append(
                     (
                         score + 0.2,
                         "countries",
                         _point(
-                            where.x,
-                            where.y,
+                            x,
+                            y,
                             {
                                 "id": f"country:{props.get('iso_a3') or props.get('name')}",
                                 "name": props.get("name"),
@@ -178,11 +203,10 @@ class OfflineProvider:
                         ),
                     )
                 )
-        for city in self._cities:
+        for city, names in self._city_names:
             if country and city.country_code.upper() != country.upper():
                 continue
-            names = [city.name, city.ascii_name, *city.alternate_names]
-            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            score = max(match_score(wanted, n) for n in names)
             if score > 0:
                 bonus = min(math.log10(max(city.population, 1)) / 40, 0.2)
                 scored.append(
@@ -205,9 +229,8 @@ class OfflineProvider:
                     )
                 )
         if not country or country.upper() == "FI":
-            for feature in self._places:
-                name = (feature["properties"] or {}).get("name")
-                score = match_score(wanted, normalise(name)) if name else 0.0
+            for feature, name in zip(self._places, self._place_names, strict=True):
+                score = match_score(wanted, name) if name else 0.0
                 if score > 0:
                     lon, lat = feature["geometry"]["coordinates"][:2]
                     scored.append(
@@ -227,10 +250,10 @@ class OfflineProvider:
                 for (s, d, f), m in zip(scored, metres, strict=True)
             ]
         if not scored:
-            names = [c.name for c in self._cities] + [
+            known = [c.name for c in self._cities] + [
                 f["properties"].get("name", "") for f in self._countries
             ]
-            suggestion = close_names(query, names)
+            suggestion = close_names(query, known)
             hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
             raise ProviderMiss(
                 f"no country, city (100,000 people or more) or named place in central "
@@ -241,9 +264,13 @@ class OfflineProvider:
             )
         scored.sort(key=lambda s: -s[0])
         chosen = scored[:limit]
+        # The bonuses (a country, a large city, nearness) rank, so they may push a score
+        # past 1: scale to the best rather than cut at 1, or "Paris" and Warsaw (alias
+        # "Paris of the North") would both score 1.
+        scale = max(1.0, chosen[0][0])
         features = []
         for score, _, feature in chosen:
-            feature["properties"]["score"] = round(min(score, 1.0), 3)
+            feature["properties"]["score"] = round(score / scale, 3)
             features.append(feature)
         datasets = list(dict.fromkeys(d for _, d, _ in chosen))
         return Found(
@@ -307,7 +334,7 @@ class OfflineProvider:
                 continue
             score = 1.0
             if wanted_text:
-                by_name = match_score(wanted_text, normalise(props.get("name") or ""))
+                by_name = match_score(wanted_text, self._place_names[index])
                 by_category = 0.9 if query_category and normalise(query_category) in cats else 0.0
                 score = max(by_name, by_category)
                 if score == 0:
@@ -371,8 +398,7 @@ class OfflineProvider:
         scored: list[tuple[float, str, dict[str, Any]]] = []
         for feature in self._countries:
             props = feature["properties"]
-            names = [props.get("name", ""), props.get("iso_a2", ""), props.get("iso_a3", "")]
-            score = max(match_score(wanted, normalise(n)) for n in names if n)
+            score = max(match_score(wanted, normalise(n)) for n in _country_names(props))
             if score >= 0.55:
                 scored.append(
                     (

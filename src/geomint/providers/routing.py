@@ -120,10 +120,45 @@ def _seconds(mode: TravelMode) -> np.ndarray:
     return lengths / (speeds / 3.6)
 
 
+def _main_component(allowed: np.ndarray) -> np.ndarray:
+    """The nodes of the largest strongly connected part of the graph a mode may use.
+
+    The extract is cut at its edges and has islands (a footway in a courtyard, a one-way
+    stub): a point snapped onto one could reach nothing. Snapping only onto the part where
+    every node reaches every other keeps routes and ranges from failing for that reason.
+    The part is found from its busiest node, forwards and backwards.
+    """
+    graph = bundled.road_graph()
+    count = len(graph.lon)
+    sources = np.array(graph.source)[allowed]
+    targets = np.array(graph.target)[allowed]
+    forward: list[list[int]] = [[] for _ in range(count)]
+    backward: list[list[int]] = [[] for _ in range(count)]
+    for a, b in zip(sources.tolist(), targets.tolist(), strict=True):
+        forward[a].append(b)
+        backward[b].append(a)
+    if not len(sources):
+        return np.zeros(count, dtype=bool)
+    seed = int(np.argmax(np.bincount(sources, minlength=count)))
+
+    def reach(adjacent: list[list[int]]) -> np.ndarray:
+        seen = np.zeros(count, dtype=bool)
+        seen[seed] = True
+        stack = [seed]
+        while stack:
+            for nxt in adjacent[stack.pop()]:
+                if not seen[nxt]:
+                    seen[nxt] = True
+                    stack.append(nxt)
+        return seen
+
+    component: np.ndarray = reach(forward) & reach(backward)
+    return component
+
+
 def _snap(point: LonLat, allowed: np.ndarray, what: str) -> int:
     graph = bundled.road_graph()
-    usable = np.zeros(len(graph.lon), dtype=bool)
-    usable[np.array(graph.source)[allowed]] = True
+    usable = _main_component(allowed)
     nodes = _graph()
     candidates = np.flatnonzero(usable)
     lon0, lat0 = point

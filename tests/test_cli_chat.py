@@ -19,6 +19,7 @@ from geomint._commands._render import (
     render_tool_result,
 )
 from geomint._commands.chat import app
+from geomint.models.demo import DEMO_PROMPTS
 
 runner = CliRunner()
 
@@ -234,12 +235,15 @@ def test_chat_and_new_together_are_refused() -> None:
 
 @pytest.mark.usefixtures("demo_env")
 def test_the_prompt_loop_runs_commands_and_a_numbered_demo_prompt() -> None:
-    result = runner.invoke(app, ["--store", "memory:"], input="/help\n/bogus\n9\n/new\n/quit\n")
+    number = [p.text for p in DEMO_PROMPTS].index("What can you do?") + 1
+    result = runner.invoke(
+        app, ["--store", "memory:"], input=f"/help\n/bogus\n{number}\n/new\n/quit\n"
+    )
     assert result.exit_code == 0, result.output
     out = result.output
     assert "/new" in out and "start a new chat" in out
     assert "unknown command /bogus" in out
-    assert "you › What can you do?" in out and "✓ help" in out and "analyse_data" in out
+    assert "you › What can you do?" in out and "✓ help" in out and "locate_place" in out
     assert out.count("(new, with the Helsinki demo places and parks)") == 2
 
 

@@ -28,7 +28,16 @@ async def test_help_lists_every_tool(helped: ToolContext) -> None:
     assert names == list(DEFAULT_TOOLS)
     (analyse,) = [t for t in out["tools"] if t["name"] == "analyse_data"]
     assert analyse["does"].startswith("Run Python over copies of entries")
-    assert "\n" not in analyse["does"]
+    assert "\n" not in analyse["does"] and len(analyse["does"]) <= 80
+    assert "data" in out["tags"] and "help(tag=" in out["more"]
+    # The whole registry fits what one result may tell the model.
+    assert len(json.dumps(out, separators=(",", ":"))) <= 4_000
+
+
+@pytest.mark.anyio
+async def test_help_with_a_tag_gives_examples(helped: ToolContext) -> None:
+    out = await call(helped, "help", {"tag": "analysis"})
+    (analyse,) = [t for t in out["tools"] if t["name"] == "analyse_data"]
     assert len(analyse["examples"]) <= 2
     assert "Bar chart of these places by category" in analyse["example_prompts"]
 

@@ -348,8 +348,10 @@ def _made(data: Mapping[str, Any]) -> list[str]:
     if "result" in data and not data.get("figures"):
         parts.append(f"result {_brief(data['result'])}")
     tools = data.get("tools")
-    if isinstance(tools, Mapping) and isinstance(tools.get("items"), list):
-        names = [str(t.get("name")) for t in tools["items"] if isinstance(t, Mapping)]
+    if isinstance(tools, Mapping):
+        tools = tools.get("items")  # a list cut to the model's budget
+    if isinstance(tools, list):
+        names = [str(t.get("name")) for t in tools if isinstance(t, Mapping)]
         parts.append(f"{len(names)} tools: {', '.join(names)}")
     if data.get("monitor"):
         parts.append(_cut(str(data["monitor"]), 60))

@@ -29,6 +29,18 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
         rows = ctx.registry_help(arguments.tag)
     except UsageError as exc:
         raise ToolError(str(exc)) from None
+    if arguments.tag is None:
+        # Every tool in a line, so the whole registry fits the model's result budget; the
+        # examples come with a tag.
+        tags = sorted({t for r in rows for t in r["tags"]})
+        return {
+            "tools": [
+                {"name": r["name"], "does": _first_sentence(r["description"]), "tags": r["tags"]}
+                for r in rows
+            ],
+            "tags": tags,
+            "more": "call help(tag=...) for examples and example prompts of one kind of tool",
+        }
     return {
         "tools": [
             {
@@ -42,6 +54,11 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
             for r in rows
         ]
     }
+
+
+def _first_sentence(text: str) -> str:
+    first = text.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
+    return first if len(first) <= 80 else first[:79] + "…"
 
 
 HELP: Final = ToolEntry(

@@ -247,7 +247,7 @@ class OfflineProvider:
             # Nearby wins ties: up to 0.15 for a match within a few kilometres.
             scored = [
                 (s + 0.15 / (1 + m / 5_000), d, f)
-                for (s, d, f), m in zip(scored, metres, strict=True)
+                for (s, d, f), m in zip(scored, metres.tolist(), strict=True)
             ]
         if not scored:
             known = [c.name for c in self._cities] + [
@@ -255,6 +255,9 @@ class OfflineProvider:
             ]
             suggestion = close_names(query, known)
             hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
+            if country:
+                # The suggestions ignore the filter: say it was the filter that excluded them.
+                hint = f" in country {country.upper()}{hint}"
             raise ProviderMiss(
                 f"no country, city (100,000 people or more) or named place in central "
                 f"Helsinki matches {query!r}{hint}",
@@ -361,7 +364,9 @@ class OfflineProvider:
             }
             if position in distance_of:
                 props["distance_m"] = round(distance_of[position], 1)
-            features.append({**feature, "properties": props})
+            # A fresh geometry: the caller may change what it gets, not the provider's copy.
+            point = {"type": "Point", "coordinates": list(feature["geometry"]["coordinates"])}
+            features.append({"type": "Feature", "geometry": point, "properties": props})
         notes: tuple[str, ...] = ()
         if len(order) > limit:
             notes = (f"{len(order)} matched; the {limit} {'nearest' if near else 'best'} kept",)
@@ -377,18 +382,15 @@ class OfflineProvider:
     def _search_area(
         self, near: LonLat | None, radius_m: float | None, within: Sequence[Mapping[str, Any]]
     ) -> Any:
-        shapes = [shapely.geometry.shape(g) for g in within]
+        # Several areas: the places in any of them. A point with a radius *and* areas: the
+        # places in both (the circle and the areas' union, not each area in turn).
+        area = shapely.union_all([shapely.geometry.shape(g) for g in within]) if within else None
         if near is not None:
             from geomint import geo  # noqa: PLC0415 - only a radius search needs it
 
-            shapes.append(geo.buffer_m(shapely.Point(near), radius_m or _DEFAULT_RADIUS_M))
-        if not shapes:
-            return self._city_area
-        area = shapes[0]
-        for shape in shapes[1:]:
-            # A point with a radius *and* areas: the places in both.
-            area = area.intersection(shape) if near is not None else area.union(shape)
-        return area
+            circle = geo.buffer_m(shapely.Point(near), radius_m or _DEFAULT_RADIUS_M)
+            area = circle if area is None else area.intersection(circle)
+        return self._city_area if area is None else area
 
     # -- boundaries ------------------------------------------------------------------------
 

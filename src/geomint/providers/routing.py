@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import itertools
+import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,6 +65,9 @@ _UNPAVED: Final = frozenset(
 )
 #: Driving in a city centre is slower than the limit: junctions, lights, parking.
 _URBAN_FACTOR: Final = 0.7
+#: Holes in a reachable area smaller than this (m²) are the blocks the reached streets go
+#: round: filled, or a café set back from the street would lie outside the area.
+_BLOCK_M2: Final = 40_000.0
 
 
 @dataclass(frozen=True)
@@ -217,7 +221,8 @@ def _dijkstra(
 def _corridor_area(
     lines: list[list[tuple[float, float]]], origin: LonLat, half_width_m: float
 ) -> Any:
-    """The streets reached, ``half_width_m`` either side, as one polygon in lon/lat.
+    """The streets reached, ``half_width_m`` either side, and the blocks they enclose
+    (holes under :data:`_BLOCK_M2`), as one polygon in lon/lat.
 
     Buffered in a plane tangent at the origin (over the ~2 km of the offline graph that is
     exact to centimetres), one segment at a time and then unioned: GEOS buffers a
@@ -237,7 +242,16 @@ def _corridor_area(
 
     segments = shapely.transform(shapely.linestrings(lines), to_plane)
     buffered = shapely.union_all(shapely.buffer(segments, half_width_m, quad_segs=4))
-    return shapely.transform(shapely.simplify(buffered, 2.0), to_lonlat)
+    filled = shapely.union_all(
+        [
+            shapely.Polygon(
+                part.exterior,
+                [ring for ring in part.interiors if shapely.Polygon(ring).area >= _BLOCK_M2],
+            )
+            for part in shapely.get_parts(buffered)
+        ]
+    )
+    return shapely.transform(shapely.simplify(filled, 2.0), to_lonlat)
 
 
 def _source() -> Provenance:
@@ -352,7 +366,9 @@ def reachable(
     budget = float(time_s if time_s is not None else distance_m)  # type: ignore[arg-type]
     start = _snap(origin, allowed, "the origin")
     best, _ = _dijkstra(start, cost, allowed, budget=budget)
-    lines = []
+    # The way from the origin to the street it was snapped to is reached too, so the area
+    # holds the origin.
+    lines = [[(origin[0], origin[1]), (graph.lon[start], graph.lat[start])]]
     outgoing = _graph().outgoing
     for node, spent in best.items():
         for edge in outgoing[node]:
@@ -368,7 +384,7 @@ def reachable(
                 share = (budget - spent) / float(cost[edge]) if cost[edge] > 0 else 0.0
                 if share > 0:
                     lines.append([a, (a[0] + (b[0] - a[0]) * share, a[1] + (b[1] - a[1]) * share)])
-    if not lines:
+    if len(lines) == 1:
         raise ProviderMiss(
             "nothing is reachable from there within the budget", code="not_found", provider=_NAME
         )
@@ -376,7 +392,8 @@ def reachable(
     budget_props = {"time_s": time_s} if time_s is not None else {"distance_m": distance_m}
     feature = {
         "type": "Feature",
-        "geometry": shapely.geometry.mapping(area),
+        # Lists, as JSON reads back; the exterior counter-clockwise, as RFC 7946 asks.
+        "geometry": json.loads(shapely.to_geojson(shapely.orient_polygons(area))),
         "properties": {
             "origin": list(origin),
             "budget": budget_props,
@@ -385,7 +402,7 @@ def reachable(
             "provider": _NAME,
         },
     }
-    notes = ["the area is the streets reached, 25 m either side"]
+    notes = ["the area is the streets reached, 25 m either side, and the blocks between them"]
     west, south, east, north = graph.bbox
     if not shapely.box(west, south, east, north).buffer(-0.0005).contains(area):
         notes.append("the area reaches the edge of the offline road graph: it is cut there")

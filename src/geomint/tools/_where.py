@@ -170,6 +170,8 @@ async def _query_area(named: WhereQuery, providers: Providers | None) -> dict[st
         located = await providers.geocoder.locate(named.query, limit=1)
     except ProviderMiss as miss:
         raise ToolError(f"{named.query!r} was not found: {miss.reason}") from None
+    if not located.count:  # a provider may answer "nothing" rather than miss
+        raise ToolError(f"{named.query!r} was not found")
     point = located.data["features"][0]["geometry"]
     return dict(shapely.geometry.mapping(geo.buffer_m(point, named.radius_m)))
 

@@ -48,7 +48,11 @@ class Point(BaseModel):
 
     @model_validator(mode="after")
     def _one(self) -> Point:
-        given = [self.lon is not None and self.lat is not None, self.place_id, self.query]
+        # lon without lat (or lat without lon) is half a point, never to be dropped quietly
+        # beside a query or a place_id.
+        if (self.lon is None) != (self.lat is None):
+            raise ValueError("give lon and lat together, or a place_id or query instead")
+        given = [self.lon is not None, self.place_id, self.query]
         if sum(bool(g) for g in given) != 1:
             raise ValueError("give exactly one of lon+lat, place_id or query")
         return self

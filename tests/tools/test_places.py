@@ -238,7 +238,7 @@ async def test_where_a_named_area_is_its_boundary(ctx: ToolContext) -> None:
     assert all(park.contains(shape(f["geometry"])) for f in found)
     assert ctx.refresh().entries[out["entry_id"]].latest.label == "toilets in 'Esplanadinpuisto'"
     # The event records the request as the provider got it: one area.
-    assert bodies(ctx, FetchMade)[0].request["within"] == 1
+    assert bodies(ctx, FetchMade)[0].request["within"] == ["'Esplanadinpuisto'"]  # by name
 
 
 async def test_where_a_named_place_is_a_circle(ctx: ToolContext) -> None:
@@ -378,13 +378,34 @@ async def test_two_boundaries_are_one_geometries_entry(ctx: ToolContext) -> None
     ]
     [made] = bodies(ctx, FetchMade)
     assert made.sources == (_source("countries"), _source("helsinki_boundaries"))
-    assert made.request == {"queries": ["Finland", "Esplanadinpuisto"]}
+    assert made.request == {
+        "queries": ["Finland", "Esplanadinpuisto"],
+        "endpoint": "offline:boundaries",
+    }
 
 
-async def test_one_unknown_boundary_misses_the_whole_call(ctx: ToolContext) -> None:
+async def test_one_unknown_boundary_keeps_the_others_and_says_so(ctx: ToolContext) -> None:
     result = await call(ctx, "get_boundaries", {"queries": ["Finland", "Atlantis"]})
+    assert result.model["entry_id"] == "geometries-1"
+    assert result.model["digest"]["feature_count"] == 1
+    assert any("'Atlantis'" in note for note in result.model["notes"])
+
+
+async def test_no_known_boundary_is_a_miss(ctx: ToolContext) -> None:
+    result = await call(ctx, "get_boundaries", {"queries": ["Atlantis", "Lemuria"]})
     assert result.model["code"] == "not_found" and "'Atlantis'" in result.model["miss"]
     assert not ctx.refresh().entries
+
+
+async def test_a_name_with_no_boundary_is_searched_as_a_circle_and_said_so(
+    ctx: ToolContext,
+) -> None:
+    where = {"mode": "within", "queries": [{"query": "Kiasma", "radius_m": 300}]}
+    result = await call(ctx, "discover_places", {"category": "cafe", "where": where})
+    assert (
+        "300 m around 'Kiasma' (no boundary found)"
+        in ctx.refresh().entries[result.model["entry_id"]].latest.label
+    )
 
 
 # -- set_route -------------------------------------------------------------------------------

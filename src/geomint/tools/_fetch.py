@@ -80,12 +80,14 @@ async def fetch_into_entry(
             model={"miss": "nothing matched", "code": "not_found", "provider": found.provider}
         )
     written = await ctx.write_entry(kind=kind, data=found.data, label=label, sources=found.sources)
+    # The tool's request (what the model asked, areas by name) with the provider's
+    # endpoint: what a person reading the log needs to know what was searched.
     ctx.append(
         [
             FetchMade(
                 tool=tool,
                 provider=found.provider,
-                request=_safe(found.request),
+                request=_safe({**request, "endpoint": found.endpoint}),
                 entry_id=written.entry_id,
                 sources=found.sources,
             )

@@ -125,8 +125,13 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
         polygons.append(shapely.geometry.mapping(shapely.box(west, south, east, north)))
         described.append("the bounding box")
     for named in where.queries:
-        polygons.append(await _query_area(named, providers))
-        described.append(repr(named.query))
+        polygon, as_circle = await _query_area(named, providers)
+        polygons.append(polygon)
+        described.append(
+            f"{named.query!r}"
+            if not as_circle
+            else f"{named.radius_m:g} m around {named.query!r} (no boundary found)"
+        )
     for place_id in where.place_ids:
         point = _place_point(ctx, place_id)
         polygons.append(shapely.geometry.mapping(geo.buffer_m(point, PLACE_RADIUS_M)))
@@ -155,7 +160,11 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
     return Areas(tuple(polygons), tuple(described), ignored_viewport=ignored)
 
 
-async def _query_area(named: WhereQuery, providers: Providers | None) -> dict[str, Any]:
+async def _query_area(
+    named: WhereQuery, providers: Providers | None
+) -> tuple[dict[str, Any], bool]:
+    """The area a name stands for, and whether it is a circle around a point because no
+    boundary was found (the caller says so: the model must not take it for the area)."""
     if named.query_as == "area" and providers is not None and providers.boundaries is not None:
         try:
             found = await providers.boundaries.boundary(named.query)
@@ -163,7 +172,7 @@ async def _query_area(named: WhereQuery, providers: Providers | None) -> dict[st
             found = None
         if found is not None and found.count:
             geometry: dict[str, Any] = found.data["features"][0]["geometry"]
-            return geometry
+            return geometry, False
     if providers is None or providers.geocoder is None:
         raise ToolError(f"no provider can find {named.query!r} here")
     try:
@@ -173,7 +182,8 @@ async def _query_area(named: WhereQuery, providers: Providers | None) -> dict[st
     if not located.count:  # a provider may answer "nothing" rather than miss
         raise ToolError(f"{named.query!r} was not found")
     point = located.data["features"][0]["geometry"]
-    return dict(shapely.geometry.mapping(geo.buffer_m(point, named.radius_m)))
+    circle = dict(shapely.geometry.mapping(geo.buffer_m(point, named.radius_m)))
+    return circle, named.query_as == "area"
 
 
 def _place_point(ctx: ToolContext, place_id: str) -> dict[str, Any]:

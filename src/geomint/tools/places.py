@@ -233,7 +233,17 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
     source = providers.boundaries
 
     async def all_of() -> Any:
-        found = [await source.boundary(q) for q in arguments.queries]
+        # One unknown name must not lose the others: found ones are kept, misses noted.
+        found, missed = [], []
+        for query in arguments.queries:
+            try:
+                found.append(await source.boundary(query))
+            except ProviderMiss as miss:
+                if len(arguments.queries) == 1:
+                    raise
+                missed.append(f"{query!r}: {miss.reason}")
+        if not found:
+            raise ProviderMiss("; ".join(missed), code="not_found", provider=source.name)
         features = [f for one in found for f in one.data["features"]]
         sources = tuple({s: None for one in found for s in one.sources})
         first = found[0]
@@ -243,6 +253,7 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
             provider=first.provider,
             endpoint=first.endpoint,
             request={"queries": arguments.queries},
+            notes=tuple(f"no boundary for {m}" for m in missed),
         )
 
     return await fetch_into_entry(

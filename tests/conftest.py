@@ -52,3 +52,15 @@ def _no_real_home(
     """Keep every test out of the user's real geomint folder and store."""
     monkeypatch.setenv("GEOMINT_HOME", str(tmp_path_factory.mktemp("geomint-home")))
     monkeypatch.delenv("GEOMINT_STORE", raising=False)
+    # A developer's keys must not send a test to a real model or provider: tests choose
+    # their model and provider explicitly (scripted, recorded, offline).
+    for name in (
+        "GEOMINT_MODEL",
+        "GEOMINT_PROVIDER",
+        "TOMTOM_API_KEY",
+        "OPENAI_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_BASE_URL",
+    ):
+        monkeypatch.delenv(name, raising=False)

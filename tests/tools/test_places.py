@@ -581,3 +581,68 @@ def test_a_point_is_exactly_one_thing(given: dict[str, Any]) -> None:
 def test_a_point_refuses_none_or_several(given: dict[str, Any]) -> None:
     with pytest.raises(ValidationError):
         Point.model_validate(given)
+
+
+# -- the user's own layers -------------------------------------------------------------------
+
+
+async def test_discover_also_searches_the_users_own_layers(ctx: ToolContext) -> None:
+    stops = await call(
+        ctx,
+        "add_byod_layer",
+        {
+            "label": "stops",
+            "data": {
+                "type": "FeatureCollection",
+                "features": [
+                    {
+                        "type": "Feature",
+                        "geometry": {"type": "Point", "coordinates": [24.9414, 60.1712]},
+                        "properties": {"name": "Rautatientori", "kind": "bus_stop"},
+                    },
+                    {
+                        "type": "Feature",
+                        "geometry": {"type": "Point", "coordinates": [25.5, 61.0]},
+                        "properties": {"name": "Far away", "kind": "bus_stop"},
+                    },
+                ],
+            },
+        },
+    )
+    assert stops["entry_id"] == "byod-1"
+    near = {"query": "Rautatientori"}
+    result = await call(
+        ctx, "discover_places", {"category": "bus stops", "near": near, "radius_m": 500}
+    )
+    features = ctx.entry_data(result.model["entry_id"])["features"]
+    assert [f["properties"]["name"] for f in features] == ["Rautatientori"]  # not far away
+    assert features[0]["properties"]["provider"] == "byod-1"
+    assert "1 from your own layers" in result.model["notes"]
+    # The entry carries the user's layer's provenance beside the provider's.
+    sources = ctx.workspace.entries[result.model["entry_id"]].latest.sources
+    assert any(s.evidence == "user-supplied" for s in sources)
+
+
+async def test_own_layers_answer_where_the_provider_cannot(ctx: ToolContext) -> None:
+    data = {
+        "type": "FeatureCollection",
+        "features": [
+            {
+                "type": "Feature",
+                "geometry": {"type": "Point", "coordinates": [25.5, 61.0]},
+                "properties": {"name": "Kahvila Kaukana", "category": "cafe"},
+            }
+        ],
+    }
+    await call(ctx, "add_byod_layer", {"label": "my cafés", "data": data})
+    result = await call(
+        ctx, "discover_places", {"category": "cafe", "near": {"lon": 25.5, "lat": 61.0}}
+    )
+    assert result.model["digest"]["feature_count"] == 1
+    assert any("central Helsinki" in note for note in result.model["notes"])
+    off = await call(
+        ctx,
+        "discover_places",
+        {"category": "cafe", "near": {"lon": 25.5, "lat": 61.0}, "include_my_layers": False},
+    )
+    assert off.model["code"] == "unsupported"

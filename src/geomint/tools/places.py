@@ -14,7 +14,10 @@ from typing import Any, Final, Literal
 import shapely
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from geomint.providers.base import Avoid, LonLat, ProviderMiss, TravelMode
+from geomint import geo
+from geomint.providers._text import normalise
+from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
+from geomint.providers.offline import category_of
 from geomint.tools._fetch import fetch_into_entry, no_provider
 from geomint.tools._where import Where, resolve_where, union_bbox_km2
 from geomint.tools.context import ToolContext
@@ -146,6 +149,9 @@ class DiscoverInput(BaseModel):
     radius_m: float | None = Field(default=None, gt=0, le=100_000)
     where: Where | None = Field(default=None, description="Search within these areas.")
     limit: int = Field(default=50, ge=1, le=500)
+    include_my_layers: bool = Field(
+        default=True, description="Also search the points of the user's own (byod) layers."
+    )
 
     @model_validator(mode="after")
     def _something(self) -> DiscoverInput:
@@ -176,24 +182,105 @@ async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
         "near": list(near) if near else None,
         "within": list(described),
     }
+
+    async def provider_and_own_layers() -> Found:
+        found: Found | None = None
+        missed: ProviderMiss | None = None
+        try:
+            found = await search.discover(
+                query=arguments.query,
+                category=arguments.category,
+                near=near,
+                radius_m=arguments.radius_m,
+                within=within,
+                limit=arguments.limit,
+            )
+        except ProviderMiss as miss:
+            missed = miss
+        own, own_sources = (
+            _own_layer_places(ctx, arguments, near, within)
+            if arguments.include_my_layers
+            else ([], ())
+        )
+        if not own:
+            if missed is not None:
+                raise missed
+            assert found is not None
+            return found
+        features = [*(found.data["features"] if found else []), *own][: arguments.limit]
+        notes = [*(found.notes if found else ())]
+        notes.append(f"{len(own)} from your own layers")
+        if missed is not None:
+            notes.append(f"{missed.provider}: {missed.reason}")
+        return Found(
+            data={"type": "FeatureCollection", "features": features},
+            sources=tuple(dict.fromkeys((*(found.sources if found else ()), *own_sources))),
+            provider=found.provider if found else search.name,
+            endpoint=found.endpoint if found else "own layers",
+            request=found.request if found else {},
+            notes=tuple(notes),
+        )
+
     result = await fetch_into_entry(
         ctx,
         tool="discover_places",
         kind="places",
         label=label,
         request=request,
-        call=lambda: search.discover(
-            query=arguments.query,
-            category=arguments.category,
-            near=near,
-            radius_m=arguments.radius_m,
-            within=within,
-            limit=arguments.limit,
-        ),
+        call=provider_and_own_layers,
     )
     if notes:
         result.model.setdefault("notes", []).extend(notes)
     return result
+
+
+def _own_layer_places(
+    ctx: ToolContext,
+    arguments: DiscoverInput,
+    near: LonLat | None,
+    within: tuple[dict[str, Any], ...],
+) -> tuple[list[dict[str, Any]], tuple[Any, ...]]:
+    """Points of the chat's byod layers that match the query or category, in the area.
+
+    A layer the user brought is searched like the provider's data: a text matches any text
+    property, a category matches ``category``, ``kind``, ``type`` or ``amenity``.
+    """
+    wanted_text = normalise(arguments.query) if arguments.query else None
+    wanted_kind = normalise(category_of(arguments.category)) if arguments.category else None
+    area = None
+    if within:
+        area = shapely.union_all([shapely.geometry.shape(p) for p in within])
+    if near is not None:
+        circle = geo.buffer_m(shapely.Point(near), arguments.radius_m or 1_000.0)
+        area = circle if area is None else area.intersection(circle)
+    found: list[dict[str, Any]] = []
+    sources: list[Any] = []
+    for entry in ctx.workspace.of_kind("byod"):
+        matched = 0
+        for feature in ctx.entry_data(entry.entry_id)["features"]:
+            geometry = feature.get("geometry") or {}
+            props = feature.get("properties") or {}
+            if geometry.get("type") != "Point":
+                continue
+            texts = [normalise(str(v)) for v in props.values() if isinstance(v, str)]
+            if wanted_text and not any(wanted_text in t for t in texts):
+                continue
+            if wanted_kind:
+                kinds = {
+                    normalise(str(props.get(k)))
+                    for k in ("category", "kind", "type", "amenity")
+                    if props.get(k)
+                }
+                if wanted_kind not in kinds:
+                    continue
+            lon, lat = geometry["coordinates"][:2]
+            if area is not None and not area.contains(shapely.Point(lon, lat)):
+                continue
+            found.append({**feature, "properties": {**props, "provider": entry.entry_id}})
+            matched += 1
+        if matched:
+            sources.extend(entry.latest.sources)
+    return found, tuple(sources)
 
 
 DISCOVER_PLACES: Final = ToolEntry(

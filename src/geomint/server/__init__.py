@@ -1,4 +1,8 @@
-"""The FastAPI app: chat API with server-sent events, approvals, the static web UI.
+"""The web app: a chat beside a live map. So far the API (health, chats, a chat turn
+streamed in the Vercel AI UI-message protocol) and the vendored front-end assets."""
 
-Not built yet: see the open issues.
-"""
+from __future__ import annotations
+
+from geomint.server.app import create_app
+
+__all__ = ["create_app"]

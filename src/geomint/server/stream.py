@@ -1,0 +1,95 @@
+"""A run's events in the Vercel AI UI-message stream protocol, as server-sent events.
+
+The browser speaks a standard protocol rather than one of ours: text arrives as
+``text-start`` / ``text-delta`` / ``text-end``, tool calls as ``tool-input-available`` and
+``tool-output-available`` (the model's handle and digest), and everything the map and the
+figure cards need (an entry's GeoJSON, a chart, figure cards, camera moves) as ``data-*``
+parts. The chunk types are pydantic-ai's own (:mod:`pydantic_ai.ui.vercel_ai`).
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import AsyncIterator
+from typing import Final
+
+from pydantic_ai.ui.vercel_ai.response_types import (
+    BaseChunk,
+    DataChunk,
+    ErrorChunk,
+    FinishChunk,
+    StartChunk,
+    TextDeltaChunk,
+    TextEndChunk,
+    TextStartChunk,
+    ToolInputAvailableChunk,
+    ToolOutputAvailableChunk,
+    ToolOutputErrorChunk,
+)
+
+from geomint.agent import AgentEvent
+
+__all__ = ["HEADERS", "encode_sse", "ui_chunks"]
+
+#: Response headers the AI SDK's client expects for this protocol.
+HEADERS: Final = {
+    "x-vercel-ai-ui-message-stream": "v1",
+    "cache-control": "no-cache",
+    "x-accel-buffering": "no",
+}
+_SDK_VERSION: Final = 5
+#: AgentEvent kinds sent as ``data-<kind>`` parts for the page.
+_DATA_KINDS: Final = frozenset(
+    {"run_started", "classified", "progress", "entry", "analysis", "chart", "figure",
+     "observation", "view", "display", "monitor", "monitor_ran", "approval",
+     "approval_answered", "miss"}
+)  # fmt: skip
+
+
+async def ui_chunks(events: AsyncIterator[AgentEvent]) -> AsyncIterator[BaseChunk]:
+    """Translate a run's events into UI-message stream chunks."""
+    text_id: str | None = None
+    yield StartChunk(message_id="m-" + secrets.token_urlsafe(9))
+    async for event in events:
+        data = event.data
+        if event.type == "text":
+            if text_id is None:
+                text_id = "t-" + secrets.token_urlsafe(6)
+                yield TextStartChunk(id=text_id)
+            yield TextDeltaChunk(id=text_id, delta=str(data.get("delta", "")))
+            continue
+        if text_id is not None:
+            # Text between tool calls is its own part: close it before anything else.
+            yield TextEndChunk(id=text_id)
+            text_id = None
+        if event.type == "tool_call":
+            yield ToolInputAvailableChunk(
+                tool_call_id=str(data["id"]), tool_name=str(data["name"]), input=data.get("args")
+            )
+        elif event.type == "tool_result":
+            if data.get("ok", True):
+                yield ToolOutputAvailableChunk(
+                    tool_call_id=str(data["id"]), output=data.get("result")
+                )
+            else:
+                result = data.get("result") or {}
+                message = result.get("error") if isinstance(result, dict) else str(result)
+                yield ToolOutputErrorChunk(
+                    tool_call_id=str(data["id"]), error_text=str(message or "the tool failed")
+                )
+        elif event.type == "error":
+            yield ErrorChunk(error_text=str(data.get("message", "the run failed")))
+        elif event.type == "done":
+            yield DataChunk(type="data-done", data=data)
+        elif event.type in _DATA_KINDS:
+            yield DataChunk(type=f"data-{event.type.replace('_', '-')}", data=data)
+    if text_id is not None:
+        yield TextEndChunk(id=text_id)
+    yield FinishChunk()
+
+
+async def encode_sse(chunks: AsyncIterator[BaseChunk]) -> AsyncIterator[bytes]:
+    """Server-sent events: one ``data:`` line per chunk, then ``[DONE]``."""
+    async for chunk in chunks:
+        yield f"data: {chunk.encode(_SDK_VERSION)}\n\n".encode()
+    yield b"data: [DONE]\n\n"

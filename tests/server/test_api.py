@@ -1,0 +1,125 @@
+"""The web API over ASGI in-process: health, chats, and a turn streamed as UI-message SSE."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.agent.scripted import run
+
+from geomint.agent import MapAgent
+from geomint.models.demo import DemoModel
+from geomint.providers import bundled, default_providers
+from geomint.sandbox import Sandbox
+from geomint.server import create_app
+from geomint.server.app import MAX_BODY_BYTES
+from geomint.store import Chats, MemoryStore
+from geomint.tools import DEFAULT_TOOLS, ToolSettings
+
+
+@pytest.fixture
+def agent(in_process: Sandbox) -> Iterator[MapAgent]:
+    yield MapAgent(
+        model=DemoModel(),
+        registry=DEFAULT_TOOLS,
+        chats=Chats(MemoryStore()),
+        sandbox=in_process,
+        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,)),
+        providers=default_providers({}),
+        owns_store=False,
+    )
+
+
+async def _request(agent: MapAgent, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    transport = httpx.ASGITransport(app=create_app(agent))
+    async with httpx.AsyncClient(transport=transport, base_url="http://geomint.test") as client:
+        return await client.request(method, url, **kwargs)
+
+
+def _events(body: str) -> list[Any]:
+    lines = [line.removeprefix("data: ") for line in body.split("\n\n") if line]
+    assert lines[-1] == "[DONE]"
+    return [json.loads(line) for line in lines[:-1]]
+
+
+def test_health_names_the_store_the_sandbox_and_the_demo_model(agent: MapAgent) -> None:
+    response = run(_request(agent, "GET", "/api/health"))
+    assert response.status_code == 200
+    health = response.json()
+    assert health["status"] == "ok" and health["store"] == "ok"
+    assert health["sandbox"] == "in-process"
+    assert health["model"]["demo"] is True
+
+
+def test_a_turn_streams_as_ui_message_chunks_and_the_chat_is_listed(agent: MapAgent) -> None:
+    body = {
+        "id": "web-1",
+        "messages": [
+            {
+                "id": "m1",
+                "role": "user",
+                "parts": [{"type": "text", "text": "Load my bus and tram stops file"}],
+            }
+        ],
+    }
+    response = run(_request(agent, "POST", "/api/chat", json=body))
+    assert response.status_code == 200
+    assert response.headers["x-vercel-ai-ui-message-stream"] == "v1"
+    assert response.headers["content-type"].startswith("text/event-stream")
+    chunks = _events(response.text)
+    kinds = [c["type"] for c in chunks]
+    assert kinds[0] == "start" and kinds[-1] == "finish"
+    assert "data-classified" in kinds
+    (call,) = [c for c in chunks if c["type"] == "tool-input-available"]
+    assert call["toolName"] == "add_byod_layer"
+    (output,) = [c for c in chunks if c["type"] == "tool-output-available"]
+    assert output["toolCallId"] == call["toolCallId"]
+    assert output["output"]["entry_id"] == "byod-1"
+    (entry,) = [c for c in chunks if c["type"] == "data-entry"]
+    assert len(entry["data"]["geojson"]["features"]) == 125  # the full layer, for the map
+    text = "".join(c["delta"] for c in chunks if c["type"] == "text-delta")
+    assert "stops file is on the map" in text
+    assert kinds.index("text-start") < kinds.index("text-end")
+    listed = run(_request(agent, "GET", "/api/chats")).json()
+    assert [(c["id"], c["title"], c["messages"]) for c in listed] == [
+        ("web-1", "Load my bus and tram stops file", 2)
+    ]
+
+
+@pytest.mark.parametrize(
+    ("body", "status"),
+    [
+        (
+            {
+                "id": "bad id!",
+                "messages": [{"role": "user", "parts": [{"type": "text", "text": "x"}]}],
+            },
+            422,
+        ),
+        ({"id": "ok", "messages": [{"role": "user", "parts": []}]}, 422),
+        ({"id": "ok", "messages": []}, 422),
+    ],
+)
+def test_bad_requests_are_refused(agent: MapAgent, body: dict[str, Any], status: int) -> None:
+    assert run(_request(agent, "POST", "/api/chat", json=body)).status_code == status
+
+
+def test_an_oversized_body_is_refused_before_it_is_read(agent: MapAgent) -> None:
+    big = "x" * (MAX_BODY_BYTES + 1)
+    response = run(
+        _request(
+            agent, "POST", "/api/chat", content=big, headers={"content-type": "application/json"}
+        )
+    )
+    assert response.status_code == 413
+
+
+def test_static_files_answer_range_requests_for_pmtiles(agent: MapAgent) -> None:
+    response = run(
+        _request(agent, "GET", "/static/basemap/world.pmtiles", headers={"range": "bytes=0-126"})
+    )
+    assert response.status_code == 206
+    assert response.content[:7] == b"PMTiles"

@@ -15,7 +15,7 @@ from geomint.models.demo import DemoModel
 from geomint.providers import bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
-from geomint.server.app import MAX_BODY_BYTES
+from geomint.server.app import MAX_BODY_BYTES, TurnLimiter
 from geomint.store import Chats, MemoryStore
 from geomint.tools import DEFAULT_TOOLS, ToolSettings
 
@@ -123,3 +123,40 @@ def test_static_files_answer_range_requests_for_pmtiles(agent: MapAgent) -> None
     )
     assert response.status_code == 206
     assert response.content[:7] == b"PMTiles"
+
+
+def test_a_token_guards_every_api_call_when_set(agent: MapAgent) -> None:
+    async def go(headers: dict[str, str]) -> int:
+        transport = httpx.ASGITransport(app=create_app(agent, token="s3cret"))
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            return (await client.get("/api/health", headers=headers)).status_code
+
+    assert run(go({})) == 401
+    assert run(go({"authorization": "Bearer wrong"})) == 401
+    assert run(go({"authorization": "Bearer s3cret"})) == 200
+
+
+def test_turns_are_rate_limited_per_client(agent: MapAgent) -> None:
+    now = [0.0]
+    limiter = TurnLimiter(per_minute=6, burst=2, clock=lambda: now[0])
+    assert [limiter.wait("a"), limiter.wait("a")] == [0.0, 0.0]
+    assert limiter.wait("a") == pytest.approx(10.0)  # one turn every 10 s
+    assert limiter.wait("b") == 0.0  # another client has its own bucket
+    now[0] = 10.0
+    assert limiter.wait("a") == 0.0
+
+    async def go() -> list[httpx.Response]:
+        app = create_app(agent, limiter=TurnLimiter(per_minute=1, burst=1))
+        transport = httpx.ASGITransport(app=app)
+        body = {
+            "id": "rl",
+            "messages": [{"role": "user", "parts": [{"type": "text", "text": "What can you do?"}]}],
+        }
+        async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
+            return [await client.post("/api/chat", json=body) for _ in range(2)]
+
+    first, second = run(go())
+    assert first.status_code == 200
+    assert second.status_code == 429
+    assert int(second.headers["retry-after"]) > 0
+    assert "ask again in" in second.json()["detail"]

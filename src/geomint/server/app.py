@@ -6,12 +6,18 @@ store. The answer streams in the Vercel AI UI-message protocol (:mod:`.stream`).
 files (the vendored front end and the offline basemap) are served with HTTP Range support,
 which PMTiles needs.
 
-Built so far: the API and the stream. The page, approvals over HTTP, rate limits and
-access tokens come with the rest of the web-app issue.
+Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
+chat turns are rate limited per client. Built so far: the API and the stream; the page
+and approvals over HTTP come with the rest of the web-app issue.
 """
 
 from __future__ import annotations
 
+import hmac
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
@@ -26,7 +32,7 @@ from geomint.errors import UsageError
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
 from geomint.state.events import is_chat_id
 
-__all__ = ["MAX_BODY_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "TurnLimiter", "create_app"]
 
 #: The largest request body accepted: a chat message, not an upload.
 MAX_BODY_BYTES: Final = 64_000
@@ -66,9 +72,52 @@ class ChatRequest(BaseModel):
         raise UsageError("the request has no user message with text")
 
 
-def create_app(agent: MapAgent) -> FastAPI:
-    """The app for one agent (one store, one sandbox, one set of providers)."""
+@dataclass
+class TurnLimiter:
+    """Chat turns per client: a token bucket (``burst`` at once, ``per_minute`` refilled).
+
+    A turn costs model calls and sandbox time; one client must not take them all.
+    """
+
+    per_minute: float = 12.0
+    burst: int = 4
+    clock: Callable[[], float] = time.monotonic
+    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
+
+    def wait(self, client: str) -> float:
+        """Take a turn for ``client``: 0 when allowed, else the seconds until one is."""
+        now = self.clock()
+        tokens, last = self._buckets.get(client, (float(self.burst), now))
+        tokens = min(float(self.burst), tokens + (now - last) * self.per_minute / 60)
+        if tokens >= 1:
+            self._buckets[client] = (tokens - 1, now)
+            return 0.0
+        self._buckets[client] = (tokens, now)
+        return (1 - tokens) * 60 / self.per_minute
+
+
+def create_app(
+    agent: MapAgent, *, token: str | None = None, limiter: TurnLimiter | None = None
+) -> FastAPI:
+    """The app for one agent (one store, one sandbox, one set of providers).
+
+    Args:
+        agent: The agent every chat runs on.
+        token: When set, every ``/api`` call needs ``Authorization: Bearer <token>``
+            (for deployments; leave it off on localhost).
+        limiter: Chat turns per client (12 a minute, 4 at once by default).
+    """
     app = FastAPI(title="geomint", version=__version__, docs_url=None, redoc_url=None)
+    turns = limiter or TurnLimiter()
+
+    @app.middleware("http")
+    async def _token(request: Request, call_next: Any) -> Any:
+        if token is not None and request.url.path.startswith("/api/"):
+            given = request.headers.get("authorization", "")
+            expected = f"Bearer {token}"
+            if not hmac.compare_digest(given.encode(), expected.encode()):
+                return JSONResponse({"error": "a valid access token is required"}, status_code=401)
+        return await call_next(request)
 
     @app.middleware("http")
     async def _limit_body(request: Request, call_next: Any) -> Any:
@@ -107,7 +156,15 @@ def create_app(agent: MapAgent) -> FastAPI:
         ]
 
     @app.post("/api/chat")
-    async def chat(body: ChatRequest) -> StreamingResponse:
+    async def chat(body: ChatRequest, request: Request) -> StreamingResponse:
+        client = request.client.host if request.client else "unknown"
+        wait = turns.wait(client)
+        if wait > 0:
+            raise HTTPException(
+                429,
+                f"too many questions at once; ask again in {math.ceil(wait)} s",
+                headers={"retry-after": str(math.ceil(wait))},
+            )
         if not is_chat_id(body.id):
             raise HTTPException(422, "a chat id is 1-64 letters, digits, '-' or '_'")
         try:

@@ -29,6 +29,7 @@ from geomint.errors import ModelFacingError
 from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, ToolFailed
 from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
+from geomint.tools.results import plain_json
 
 __all__ = ["STOP_MESSAGE", "TurnTools", "build_tools"]
 
@@ -113,7 +114,7 @@ async def _ask(
     """Ask for approval; return the refusal the model reads, or None to go ahead."""
     ctx = turn.context
     approval_id = f"{ctx.run_id}-{call_id or len(turn.calls)}"
-    safe = json.loads(json.dumps(arguments, default=str))
+    safe = plain_json(arguments)
     ctx.append([ApprovalAsked(approval_id=approval_id, tool=name, arguments=safe)])
     await ctx.emit("approval", {"approval_id": approval_id, "tool": name, "args": safe})
     if turn.approve is None:
@@ -179,7 +180,7 @@ async def _execute(
 
 def _record_failure(ctx: ToolContext, name: str, arguments: dict[str, Any], model: Any) -> None:
     try:
-        safe = json.loads(json.dumps(arguments, default=str))
+        safe = plain_json(arguments)
         ctx.append(
             [ToolFailed(tool=name, error=str(model.get("error", ""))[:2_000], arguments=safe)]
         )

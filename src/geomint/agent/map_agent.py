@@ -61,6 +61,7 @@ from geomint.tools import (
     rerun_watchers,
     resolve_tools,
 )
+from geomint.tools.results import plain_json
 
 __all__ = ["MapAgent", "RunResult", "create_map_agent"]
 
@@ -348,7 +349,7 @@ class MapAgent:
                     "kind": "tool",
                     "name": call["name"],
                     "ok": call["ok"],
-                    "args": _json_safe(call["args"]),
+                    "args": plain_json(call["args"]),
                 }
             )
         if stopped:
@@ -378,12 +379,6 @@ class MapAgent:
 
 async def _after_write(ctx: ToolContext, written: Any) -> None:
     await rerun_watchers(ctx, written)
-
-
-def _json_safe(value: Any) -> Any:
-    import json  # noqa: PLC0415
-
-    return json.loads(json.dumps(value, default=str))
 
 
 def _model_messages(history: list[tuple[str, str]]) -> list[ModelMessage]:

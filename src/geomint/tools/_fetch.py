@@ -7,14 +7,13 @@ reads and acts on (``{"miss": ..., "code": ...}``), never an exception in the lo
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from geomint.providers.base import Found, ProviderMiss
 from geomint.state import FetchMade, FetchMissed
 from geomint.tools.context import ToolContext
-from geomint.tools.results import ToolError, ToolResult
+from geomint.tools.results import ToolError, ToolResult, plain_json
 
 __all__ = ["fetch_into_entry", "no_provider"]
 
@@ -26,11 +25,6 @@ def no_provider(capability: str) -> ToolError:
         hint="configure one (TOMTOM_API_KEY, or the OpenStreetMap stack), or use the data "
         "this chat already has",
     )
-
-
-def _safe(request: Mapping[str, Any]) -> dict[str, Any]:
-    result: dict[str, Any] = json.loads(json.dumps(dict(request), default=str))
-    return result
 
 
 async def fetch_into_entry(
@@ -52,7 +46,7 @@ async def fetch_into_entry(
                 FetchMissed(
                     tool=tool,
                     provider=miss.provider,
-                    request=_safe(request),
+                    request=plain_json(request),
                     reason=f"{miss.code}: {miss.reason}"[:2_000],
                 )
             ]
@@ -71,7 +65,7 @@ async def fetch_into_entry(
                 FetchMissed(
                     tool=tool,
                     provider=found.provider,
-                    request=_safe(found.request),
+                    request=plain_json(found.request),
                     reason="not_found: nothing matched",
                 )
             ]
@@ -87,7 +81,7 @@ async def fetch_into_entry(
             FetchMade(
                 tool=tool,
                 provider=found.provider,
-                request=_safe({**request, "endpoint": found.endpoint}),
+                request=plain_json({**request, "endpoint": found.endpoint}),
                 entry_id=written.entry_id,
                 sources=found.sources,
             )

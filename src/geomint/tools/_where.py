@@ -24,7 +24,7 @@ from geomint.providers.base import ProviderMiss, Providers
 from geomint.tools.context import ToolContext
 from geomint.tools.results import ToolError
 
-__all__ = ["Areas", "Where", "WhereQuery", "resolve_where", "union_bbox_km2"]
+__all__ = ["Areas", "Where", "WhereQuery", "place_point", "resolve_where", "union_bbox_km2"]
 
 #: Radius around a place (a point) when it stands for an area.
 PLACE_RADIUS_M: Final = 500.0
@@ -133,7 +133,7 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
             else f"{named.radius_m:g} m around {named.query!r} (no boundary found)"
         )
     for place_id in where.place_ids:
-        point = _place_point(ctx, place_id)
+        point = place_point(ctx, place_id)
         polygons.append(shapely.geometry.mapping(geo.buffer_m(point, PLACE_RADIUS_M)))
         described.append(f"place {place_id}")
     for entry_id in where.geometries:
@@ -186,7 +186,12 @@ async def _query_area(
     return circle, named.query_as == "area"
 
 
-def _place_point(ctx: ToolContext, place_id: str) -> dict[str, Any]:
+def place_point(ctx: ToolContext, place_id: str) -> dict[str, Any]:
+    """The Point of a place found earlier in this chat, by its ``id``.
+
+    Raises:
+        ToolError: No places entry holds a feature with that id.
+    """
     for entry in ctx.workspace.of_kind("places"):
         for feature in ctx.entry_data(entry.entry_id)["features"]:
             props = feature.get("properties") or {}
@@ -195,7 +200,8 @@ def _place_point(ctx: ToolContext, place_id: str) -> dict[str, Any]:
                 return geometry
     raise ToolError(
         f"no place with id {place_id!r} in this chat",
-        hint="place ids are the `id` of features in places entries (recall_places)",
+        hint="place ids are the `id` of features in places entries (recall_places); or "
+        "pass a query",
     )
 
 

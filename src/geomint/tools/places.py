@@ -19,7 +19,7 @@ from geomint.providers._text import normalise
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
 from geomint.providers.offline import category_of
 from geomint.tools._fetch import fetch_into_entry, no_provider
-from geomint.tools._where import Where, resolve_where, union_bbox_km2
+from geomint.tools._where import Where, place_point, resolve_where, union_bbox_km2
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
@@ -65,16 +65,8 @@ async def _resolve_point(ctx: ToolContext, point: Point) -> LonLat:
     if point.lon is not None and point.lat is not None:
         return (point.lon, point.lat)
     if point.place_id is not None:
-        for entry in ctx.workspace.of_kind("places"):
-            for feature in ctx.entry_data(entry.entry_id)["features"]:
-                props = feature.get("properties") or {}
-                if point.place_id in (feature.get("id"), props.get("id")):
-                    lon, lat = feature["geometry"]["coordinates"][:2]
-                    return (float(lon), float(lat))
-        raise ToolError(
-            f"no place with id {point.place_id!r} in this chat",
-            hint="use an id from recall_places, or pass a query",
-        )
+        lon, lat = place_point(ctx, point.place_id)["coordinates"][:2]
+        return (float(lon), float(lat))
     providers = ctx.providers
     if providers is None or providers.geocoder is None:
         raise no_provider("geocoding")

@@ -8,10 +8,17 @@ unexpected exception, into ``{"error": ..., "hint": ...}``. Nothing raises into 
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ToolError", "ToolResult"]
+__all__ = ["ToolError", "ToolResult", "plain_json"]
+
+
+def plain_json(value: Any) -> Any:
+    """A plain-JSON copy of what a model or a provider passed, for an event in the log
+    (anything without a JSON form, a datetime say, becomes its text)."""
+    return json.loads(json.dumps(value, default=str))
 
 
 class ToolError(Exception):

@@ -86,7 +86,26 @@ def _graph() -> _Graph:
     return _Graph(np.array(graph.lon), np.array(graph.lat), outgoing)
 
 
-def _allowed(mode: TravelMode, avoid: Sequence[Avoid]) -> np.ndarray:
+@dataclass(frozen=True)
+class _Network:
+    """What a mode (with what it avoids) may use: its edges, and where points may snap."""
+
+    allowed: np.ndarray
+    component: np.ndarray
+
+
+@cache
+def _network(mode: TravelMode, avoid: frozenset[Avoid]) -> _Network:
+    # A mode's edges and its connected part depend only on the mode and what it avoids,
+    # and take a pass over every edge in Python: worked out once per pair, not per call.
+    allowed = _allowed(mode, avoid)
+    component = _main_component(allowed)
+    allowed.setflags(write=False)
+    component.setflags(write=False)
+    return _Network(allowed, component)
+
+
+def _allowed(mode: TravelMode, avoid: frozenset[Avoid]) -> np.ndarray:
     graph = bundled.road_graph()
     bit = _MODE_BITS[mode]
     allowed = np.array([bool(bits & bit) for bits in graph.modes])
@@ -107,11 +126,14 @@ def _allowed(mode: TravelMode, avoid: Sequence[Avoid]) -> np.ndarray:
     return allowed
 
 
+@cache
 def _seconds(mode: TravelMode) -> np.ndarray:
     graph = bundled.road_graph()
     lengths = np.array(graph.length_m)
     if mode in _PACE:
-        return lengths / _PACE[mode]
+        paced: np.ndarray = lengths / _PACE[mode]
+        paced.setflags(write=False)
+        return paced
     speeds = np.array(
         [
             (graph.ways[w].maxspeed_kmh or _CLASS_KMH.get(graph.ways[w].highway, 20))
@@ -121,7 +143,9 @@ def _seconds(mode: TravelMode) -> np.ndarray:
     )
     if mode == "truck":
         speeds = np.minimum(speeds, 50 * _URBAN_FACTOR)
-    return lengths / (speeds / 3.6)
+    driven: np.ndarray = lengths / (speeds / 3.6)
+    driven.setflags(write=False)
+    return driven
 
 
 def _main_component(allowed: np.ndarray) -> np.ndarray:
@@ -160,9 +184,9 @@ def _main_component(allowed: np.ndarray) -> np.ndarray:
     return component
 
 
-def _snap(point: LonLat, allowed: np.ndarray, what: str) -> int:
+def _snap(point: LonLat, network: _Network, what: str) -> int:
     graph = bundled.road_graph()
-    usable = _main_component(allowed)
+    usable = network.component
     nodes = _graph()
     candidates = np.flatnonzero(usable)
     lon0, lat0 = point
@@ -273,12 +297,13 @@ def route(
             "a route needs an origin and a destination", code="refused", provider=_NAME
         )
     graph = bundled.road_graph()
-    allowed = _allowed(mode, avoid)
+    network = _network(mode, frozenset(avoid))
+    allowed = network.allowed
     seconds = _seconds(mode)
     nodes = [
         _snap(
             p,
-            allowed,
+            network,
             "origin" if i == 0 else "a waypoint" if i < len(waypoints) - 1 else "the destination",
         )
         for i, p in enumerate(waypoints)
@@ -361,10 +386,11 @@ def reachable(
     if (time_s is None) == (distance_m is None):
         raise ProviderMiss("give a time or a distance budget", code="refused", provider=_NAME)
     graph = bundled.road_graph()
-    allowed = _allowed(mode, ())
+    network = _network(mode, frozenset())
+    allowed = network.allowed
     cost = _seconds(mode) if time_s is not None else np.array(graph.length_m)
     budget = float(time_s if time_s is not None else distance_m)  # type: ignore[arg-type]
-    start = _snap(origin, allowed, "the origin")
+    start = _snap(origin, network, "the origin")
     best, _ = _dijkstra(start, cost, allowed, budget=budget)
     # The way from the origin to the street it was snapped to is reached too, so the area
     # holds the origin.

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["close_names", "match_score", "normalise", "singular"]
+__all__ = ["did_you_mean", "match_score", "normalise", "singular"]
 
 _SPACES: Final = re.compile(r"[\s_\-]+")
 _PLURALS: Final = (
@@ -71,6 +71,8 @@ def match_score(query: str, name: str) -> float:
     return 0.5 * ratio if ratio >= 0.8 else 0.0
 
 
-def close_names(query: str, names: Iterable[str], n: int = 3) -> list[str]:
-    """The names closest to ``query``, for a miss that suggests what was meant."""
-    return difflib.get_close_matches(query, list(names), n=n, cutoff=0.6)
+def did_you_mean(query: str, names: Iterable[str], n: int = 3) -> str:
+    """``"; did you mean A, B?"`` with the names closest to ``query``, or ``""``: the
+    tail of a miss that suggests what was meant."""
+    close = difflib.get_close_matches(query, list(names), n=n, cutoff=0.6)
+    return f"; did you mean {', '.join(close)}?" if close else ""

@@ -25,7 +25,7 @@ import shapely
 
 from geomint.provenance import Provenance
 from geomint.providers import bundled
-from geomint.providers._text import close_names, match_score, normalise, singular
+from geomint.providers._text import did_you_mean, match_score, normalise, singular
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
 
 __all__ = ["OfflineProvider"]
@@ -253,8 +253,7 @@ class OfflineProvider:
             known = [c.name for c in self._cities] + [
                 f["properties"].get("name", "") for f in self._countries
             ]
-            suggestion = close_names(query, known)
-            hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
+            hint = did_you_mean(query, known)
             if country:
                 # The suggestions ignore the filter: say it was the filter that excluded them.
                 hint = f" in country {country.upper()}{hint}"
@@ -438,8 +437,7 @@ class OfflineProvider:
                 )
         if not scored:
             names = [f["properties"].get("name", "") for f in self._countries + self._parks]
-            suggestion = close_names(query, names)
-            hint = f"; did you mean {', '.join(suggestion)}?" if suggestion else ""
+            hint = did_you_mean(query, names)
             raise ProviderMiss(
                 f"no boundary for {query!r} offline: the bundled boundaries are countries and "
                 f"central Helsinki's parks, gardens and squares{hint}",

@@ -3,16 +3,20 @@ model steps, a chat resumed after a restart, hooks, custom tools."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from pydantic import BaseModel
 from tests.agent.scripted import Script, run, tool_returns
 
-from geomint.agent import MapAgent, create_map_agent
+from geomint.agent import ApprovalRequest, MapAgent, create_map_agent
 from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
+from geomint.errors import UsageError
+from geomint.models.demo import DemoModel
 from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, ToolFailed
 from geomint.store import Chats, SQLiteStore
 from geomint.tools import ToolEntry
@@ -315,8 +319,8 @@ def test_a_tool_needing_approval_runs_when_approved(make_agent: Callable[..., Ma
     ran: list[str] = []
     asked: list[tuple[str, dict[str, Any]]] = []
 
-    async def approve(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
-        asked.append((tool, args))
+    async def approve(request: ApprovalRequest) -> tuple[bool, str]:
+        asked.append((request.tool, request.args))
         return True, ""
 
     agent = make_agent(_dispatch_script(), tools={"dispatch": _approval_tool(ran)}, approve=approve)
@@ -332,7 +336,7 @@ def test_a_refused_or_unaskable_approval_does_not_run_the_tool(
 ) -> None:
     ran: list[str] = []
 
-    async def refuse(tool: str, args: dict[str, Any]) -> tuple[bool, str]:
+    async def refuse(request: ApprovalRequest) -> tuple[bool, str]:
         return False, "not now"
 
     refused = make_agent(
@@ -348,3 +352,62 @@ def test_a_refused_or_unaskable_approval_does_not_run_the_tool(
     result = run(nobody.run("dispatch TT-7", chat_id="nobody"))
     assert ran == []  # fail closed: no approver, no call
     assert "no one can approve" in result.tool_calls[0]["result"]["error"]
+
+
+def test_require_approval_gates_a_default_tool_and_shows_its_code(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def approve(request: ApprovalRequest) -> tuple[bool, str]:
+        asked.append(request)
+        return False, "not on my map"
+
+    agent = make_agent(DemoModel(), require_approval=["process_data"])
+    chat_id = run(seed_demo_chat(agent, "gate"))
+    result = run(agent.run("Union the park boundaries", chat_id=chat_id, approve=approve))
+    (request,) = asked
+    assert request.tool == "process_data" and request.chat_id == "gate"
+    assert "shapely.union_all" in request.preview["code"]
+    assert request.preview["reads"] == [
+        {"entry_id": "geometries-1", "label": "parks, gardens and squares of central Helsinki"}
+    ]
+    assert request.preview["adds"].startswith("new map layers")
+    assert "refused: not on my map" in result.tool_calls[0]["result"]["error"]
+    assert [e for e in agent.chats.open(chat_id).entries if e.startswith("geometries")] == [
+        "geometries-1"
+    ]  # nothing was written
+
+
+def test_require_approval_refuses_unknown_tool_names(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    with pytest.raises(UsageError, match="unknown tools: proces_data"):
+        make_agent(DemoModel(), require_approval=["proces_data"])
+
+
+def test_a_run_stopped_while_waiting_for_approval_records_a_refusal(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    ran: list[str] = []
+    waiting = asyncio.Event()
+
+    async def approve(request: ApprovalRequest) -> tuple[bool, str]:
+        waiting.set()
+        await asyncio.sleep(60)
+        return True, ""
+
+    agent = make_agent(_dispatch_script(), tools={"dispatch": _approval_tool(ran)})
+
+    async def stop_midway() -> None:
+        stream = agent.run_stream("dispatch TT-7", chat_id="stopped", approve=approve)
+        async for event in stream:
+            if event.type == "approval":
+                await asyncio.wait_for(waiting.wait(), 5)
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    run(stop_midway())
+    assert ran == []
+    (approval,) = agent.chats.open("stopped").approvals.values()
+    assert (approval.answer, approval.reason) == ("refused", "the run was stopped")

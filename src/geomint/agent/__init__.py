@@ -4,6 +4,14 @@ from __future__ import annotations
 
 from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent
-from geomint.agent.map_agent import MapAgent, RunResult, create_map_agent
+from geomint.agent.map_agent import ApprovalRequest, MapAgent, RunResult, create_map_agent
 
-__all__ = ["AgentEvent", "Classification", "MapAgent", "RunResult", "classify", "create_map_agent"]
+__all__ = [
+    "AgentEvent",
+    "ApprovalRequest",
+    "Classification",
+    "MapAgent",
+    "RunResult",
+    "classify",
+    "create_map_agent",
+]

@@ -8,8 +8,9 @@
   model to stop calling it and explain; a third identical call is not run at all.
 - Calls that change the chat run one at a time (entry ids and the ledger are handed out
   in order), while the model may still ask for several in one step.
-- A tool with ``requires_approval`` runs only when the application's ``approve`` callback
-  says yes; with no callback it is refused (fail closed). Both answers are in the log.
+- A tool with ``requires_approval`` (or named in the agent's ``require_approval``) runs
+  only when the application's ``approve`` callback says yes; with no callback it is refused
+  (fail closed), and a run stopped while waiting refuses it. Both answers are in the log.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.results import plain_json
 
-__all__ = ["STOP_MESSAGE", "TurnTools", "build_tools"]
+__all__ = ["STOP_MESSAGE", "ApprovalRequest", "Approve", "TurnTools", "build_tools"]
 
 _log = logging.getLogger(__name__)
 
@@ -41,8 +42,31 @@ STOP_MESSAGE: Final = (
 )
 _MAX_FAILURES: Final = 2
 
-#: Asks a person about a tool call: ``(tool, arguments) -> (approved, reason)``.
-Approve = Callable[[str, dict[str, Any]], Awaitable[tuple[bool, str]]]
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """A tool call waiting for a person, with what it would do.
+
+    Attributes:
+        approval_id: Unique in the chat; the answer names it.
+        chat_id: The chat the run belongs to.
+        run_id: The run that asked.
+        tool: The tool's name.
+        args: The call's arguments as plain JSON.
+        preview: What can be known beforehand: the code a code tool would run, the
+            entries it reads, and what it would add to the map.
+    """
+
+    approval_id: str
+    chat_id: str
+    run_id: str
+    tool: str
+    args: dict[str, Any]
+    preview: dict[str, Any]
+
+
+#: Asks a person about a tool call and returns ``(approved, reason)``.
+Approve = Callable[[ApprovalRequest], Awaitable[tuple[bool, str]]]
 
 
 @dataclass
@@ -53,6 +77,7 @@ class TurnTools:
     budget: int
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None
     approve: Approve | None = None
+    require_approval: frozenset[str] = frozenset()
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     calls: list[dict[str, Any]] = field(default_factory=list)
@@ -92,7 +117,7 @@ def _runner(
             turn.context.emit = emit
             turn.context.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
             refusal = None
-            if entry.requires_approval:
+            if entry.requires_approval or name in turn.require_approval:
                 refusal = await _ask(turn, name, arguments, run_ctx.tool_call_id or "")
             if refusal is not None:
                 model, ui, failed = refusal, None, True
@@ -115,13 +140,28 @@ async def _ask(
     ctx = turn.context
     approval_id = f"{ctx.run_id}-{call_id or len(turn.calls)}"
     safe = plain_json(arguments)
+    request = ApprovalRequest(
+        approval_id=approval_id,
+        chat_id=ctx.chat_id,
+        run_id=ctx.run_id,
+        tool=name,
+        args=safe,
+        preview=preview(name, safe, ctx),
+    )
     ctx.append([ApprovalAsked(approval_id=approval_id, tool=name, arguments=safe)])
-    await ctx.emit("approval", {"approval_id": approval_id, "tool": name, "args": safe})
+    await ctx.emit(
+        "approval",
+        {"approval_id": approval_id, "tool": name, "args": safe, "preview": request.preview},
+    )
     if turn.approve is None:
         approved, reason = False, "no one can approve tool calls in this session"
     else:
         try:
-            approved, reason = await turn.approve(name, safe)
+            approved, reason = await turn.approve(request)
+        except asyncio.CancelledError:
+            # The run was stopped while a person was deciding: the call never ran.
+            ctx.append([ApprovalRefused(approval_id=approval_id, reason="the run was stopped")])
+            raise
         except Exception as exc:  # a failing approver is a refusal
             approved, reason = False, f"the approval could not be asked ({type(exc).__name__})"
     if approved:
@@ -136,6 +176,38 @@ async def _ask(
         "error": f"{name} needs a person's approval and was refused: {reason}",
         "hint": "tell the person what you wanted to do and why; do not retry it unasked",
     }
+
+
+def preview(name: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+    """What a call would do, as far as it can be known before it runs.
+
+    For a code tool: the code, the entries it would read (with their labels), and what it
+    would add to the map (a new entry, or a new version of the one it replaces). Any other
+    tool shows its arguments only.
+    """
+    out: dict[str, Any] = {}
+    code = args.get("code")
+    if isinstance(code, str):
+        out["code"] = code
+    entries = ctx.workspace.entries
+    reads = [
+        {"entry_id": e, "label": entries[e].latest.label}
+        for key, ids in args.items()
+        if key.endswith("_entry_ids") and isinstance(ids, list)
+        for e in ids
+        if isinstance(e, str) and e in entries
+    ]
+    if reads:
+        out["reads"] = reads
+    if name == "process_data":
+        replaces = args.get("replace")
+        label = args.get("label")
+        out["adds"] = (
+            f"a new version of {replaces}"
+            if isinstance(replaces, str)
+            else f"new map layers{f' labelled {label!r}' if isinstance(label, str) else ''}"
+        )
+    return out
 
 
 async def _execute(

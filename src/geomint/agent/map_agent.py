@@ -14,7 +14,7 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
@@ -40,7 +40,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
-from geomint.agent._toolset import Approve, TurnTools, build_tools
+from geomint.agent._toolset import ApprovalRequest, Approve, TurnTools, build_tools
 from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent, MapEvent
 from geomint.errors import UsageError
@@ -63,7 +63,7 @@ from geomint.tools import (
 )
 from geomint.tools.results import plain_json
 
-__all__ = ["MapAgent", "RunResult", "create_map_agent"]
+__all__ = ["ApprovalRequest", "MapAgent", "RunResult", "create_map_agent"]
 
 _log = logging.getLogger(__name__)
 _HISTORY_MESSAGES: Final = 40
@@ -144,6 +144,7 @@ class MapAgent:
         on_classify: Callable[[dict[str, Any]], Any] | None = None,
         on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
         approve: Approve | None = None,
+        require_approval: Iterable[str] = (),
         providers: Providers | None = None,
         owns_store: bool = True,
     ) -> None:
@@ -159,6 +160,10 @@ class MapAgent:
         self.on_classify = on_classify
         self.on_tool_execute = on_tool_execute
         self.approve = approve
+        self.require_approval = frozenset(require_approval)
+        unknown = sorted(self.require_approval - set(self.registry))
+        if unknown:
+            raise UsageError(f"require_approval names unknown tools: {', '.join(unknown)}")
         self.providers = providers
         self._owns_store = owns_store
         self._cache = EntryCache()
@@ -197,10 +202,12 @@ class MapAgent:
 
     # -- running ---------------------------------------------------------------------------
 
-    async def run(self, prompt: str, *, chat_id: str | None = None) -> RunResult:
+    async def run(
+        self, prompt: str, *, chat_id: str | None = None, approve: Approve | None = None
+    ) -> RunResult:
         """Answer one message in a chat (created when ``chat_id`` is new or None)."""
         result: RunResult | None = None
-        async for event in self.run_stream(prompt, chat_id=chat_id):
+        async for event in self.run_stream(prompt, chat_id=chat_id, approve=approve):
             if result is None:
                 result = RunResult(chat_id=event.data["chat_id"], run_id=event.data["run_id"])
             result.add(event)
@@ -208,12 +215,14 @@ class MapAgent:
         return result
 
     async def run_stream(
-        self, prompt: str, *, chat_id: str | None = None
+        self, prompt: str, *, chat_id: str | None = None, approve: Approve | None = None
     ) -> AsyncIterator[AgentEvent]:
         """Answer one message, streaming events as they happen (see :mod:`.events`).
 
         The answer is saved when the stream ends, finished or not; closing the stream early
-        stops the run and keeps what was said so far.
+        stops the run and keeps what was said so far. ``approve`` answers this run's
+        approval requests instead of the agent's own callback (a web app asks the person
+        in the browser that sent the message).
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise UsageError("the message is empty; ask a question")
@@ -221,10 +230,12 @@ class MapAgent:
         run_id = "r-" + secrets.token_urlsafe(9)
         lock = self._chat_locks.setdefault(chat_id, asyncio.Lock())
         async with lock:
-            async for event in self._turn(prompt, chat_id, run_id):
+            async for event in self._turn(prompt, chat_id, run_id, approve or self.approve):
                 yield event
 
-    async def _turn(self, prompt: str, chat_id: str, run_id: str) -> AsyncIterator[AgentEvent]:
+    async def _turn(
+        self, prompt: str, chat_id: str, run_id: str, approve: Approve | None
+    ) -> AsyncIterator[AgentEvent]:
         history = self._history(chat_id)
         self.chats.append(
             chat_id,
@@ -260,7 +271,8 @@ class MapAgent:
             context=context,
             budget=self.settings.digest_chars,
             on_tool_execute=self.on_tool_execute,
-            approve=self.approve,
+            approve=approve,
+            require_approval=self.require_approval,
         )
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
@@ -448,6 +460,7 @@ def create_map_agent(
     on_classify: Callable[[dict[str, Any]], Any] | None = None,
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None,
     approve: Approve | None = None,
+    require_approval: Iterable[str] = (),
     providers: Providers | None = None,
 ) -> MapAgent:
     """Build a map agent.
@@ -477,8 +490,10 @@ def create_map_agent(
         allowed_networks: Private networks ``add_byod_layer(url=...)`` may reach (CIDR).
         on_classify: Called with each turn's classification.
         on_tool_execute: Called with ``(name, args, result)`` after each tool call.
-        approve: ``async (tool, args) -> (approved, reason)``, asked before each call of a
-            tool with ``requires_approval``; without it such calls are refused.
+        approve: ``async (request: ApprovalRequest) -> (approved, reason)``, asked before
+            each call of a tool that needs approval; without it such calls are refused.
+        require_approval: Tool names that need a person's approval on top of those whose
+            entry says so (``["process_data"]`` to see code before it changes the map).
         providers: Who answers place, route and traffic questions; the offline provider
             (bundled data, no network) by default.
 
@@ -512,6 +527,7 @@ def create_map_agent(
         on_classify=on_classify,
         on_tool_execute=on_tool_execute,
         approve=approve,
+        require_approval=require_approval,
         providers=providers if providers is not None else default_providers(),
         owns_store=owns,
     )

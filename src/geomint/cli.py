@@ -12,6 +12,7 @@ import typer
 from geomint._commands import chat as chat_commands
 from geomint._commands import chats as chats_commands
 from geomint._commands import demo as demo_command
+from geomint._commands import serve as serve_command
 from geomint.errors import SandboxUnavailableError, UsageError
 
 __all__ = ["app"]
@@ -27,6 +28,7 @@ app = typer.Typer(
 app.add_typer(chats_commands.app, name="chats")
 app.add_typer(chat_commands.app, name="chat")
 app.command("demo")(demo_command.demo)
+app.command("serve")(serve_command.serve)
 
 
 @app.callback()

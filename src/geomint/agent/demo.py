@@ -27,7 +27,7 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
 
     A chat that already has entries is left as it is.
     """
-    chat_id = agent._ensure_chat(chat_id)
+    chat_id = agent.open_chat(chat_id)
     context = ToolContext(
         chats=agent.chats,
         chat_id=chat_id,

@@ -55,12 +55,14 @@ from geomint.tools import (
     ToolBuilder,
     ToolContext,
     ToolEntry,
+    ToolError,
     ToolSettings,
     ToolSpec,
     help_entries,
     rerun_watchers,
     resolve_tools,
 )
+from geomint.tools.byod import upload_layer
 from geomint.tools.results import plain_json
 
 __all__ = ["ApprovalRequest", "MapAgent", "RunResult", "create_map_agent"]
@@ -226,7 +228,7 @@ class MapAgent:
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise UsageError("the message is empty; ask a question")
-        chat_id = self._ensure_chat(chat_id)
+        chat_id = self.open_chat(chat_id)
         run_id = "r-" + secrets.token_urlsafe(9)
         lock = self._chat_locks.setdefault(chat_id, asyncio.Lock())
         async with lock:
@@ -331,9 +333,54 @@ class MapAgent:
             },
         )
 
+    async def upload(self, data: bytes, name: str, *, chat_id: str) -> dict[str, Any]:
+        """Add a file the person dropped into the chat as a byod entry (through intake).
+
+        The upload is a message of the chat (so a reopened chat shows it) and its layer is
+        an entry the model can read on the next turn.
+
+        Returns:
+            ``entry_id``, ``label``, ``format``, ``features``, ``warnings`` and ``geojson``.
+
+        Raises:
+            UsageError: The file was refused; the reason says why, and nothing was stored.
+        """
+        chat_id = self.open_chat(chat_id)
+        run_id = "u-" + secrets.token_urlsafe(9)
+        sent: dict[str, Any] = {}
+
+        async def keep(kind: str, payload: dict[str, Any]) -> None:
+            if kind == "entry":
+                sent.update(payload)
+
+        context = ToolContext(
+            chats=self.chats,
+            chat_id=chat_id,
+            run_id=run_id,
+            sandbox=self.sandbox,
+            settings=self.settings,
+            cache=self._cache,
+            emit=keep,
+            after_entry_written=_after_write,
+            providers=self.providers,
+        )
+        async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
+            try:
+                added = await upload_layer(context, data, name)
+            except ToolError as exc:
+                raise UsageError(exc.message) from None
+            part = {"kind": "upload", "name": Path(name).name[:200], **added}
+            self.chats.append(
+                chat_id,
+                run_id,
+                [MessageAdded(message_id=f"{run_id}-q", role="user", parts=(plain_json(part),))],
+            )
+        return {**added, "geojson": sent.get("geojson")}
+
     # -- the chat ------------------------------------------------------------------------
 
-    def _ensure_chat(self, chat_id: str | None) -> str:
+    def open_chat(self, chat_id: str | None) -> str:
+        """Return the chat's id, creating the chat when it is new (or ``chat_id`` is None)."""
         if chat_id is None:
             return self.chats.create().chat_id
         try:

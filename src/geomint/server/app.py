@@ -1,14 +1,21 @@
-"""The web app's HTTP side (FastAPI): health, chats, and a chat turn streamed as SSE.
+"""The web app (FastAPI): the page, and the API it talks to.
 
-A chat's id is chosen by the browser and kept in its URL; the client sends only its newest
-message (as the AI SDK's ``sendMessage`` body), and the server reads the thread from the
-store. The answer streams in the Vercel AI UI-message protocol (:mod:`.stream`). Static
-files (the vendored front end and the offline basemap) are served with HTTP Range support,
-which PMTiles needs.
+A chat's id is chosen by the browser and kept in its URL (``/chat/<id>``); the client sends
+only its newest message (as the AI SDK's ``sendMessage`` body), and the server reads the
+thread from the store. The answer streams in the Vercel AI UI-message protocol
+(:mod:`.stream`); a tool that needs approval waits for the browser's answer
+(:mod:`.approvals`). A reload reads the chat back (:mod:`.thread`). Files dropped into
+the chat go through intake. Static files (the vendored front end and the offline basemap)
+are served with HTTP Range support, which PMTiles needs.
+
+Routes: ``GET /`` and ``/chat/<id>`` (the page), ``/api/health``, ``GET /api/chats``,
+``GET|POST /api/chats/<id>`` (read; create, with the demo data when the model is the demo
+model), ``POST /api/chat`` (a turn), ``POST /api/chats/<id>/approvals/<approval id>``,
+``POST /api/chats/<id>/uploads?name=<file name>`` (the file as the body),
+``GET /api/chats/<id>/analyses/<analysis id>``.
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
-chat turns are rate limited per client. Built so far: the API and the stream; the page
-and approvals over HTTP come with the rest of the web-app issue.
+turns and uploads are rate limited per client; bodies are size-capped.
 """
 
 from __future__ import annotations
@@ -22,21 +29,47 @@ from pathlib import Path
 from typing import Any, Final
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from geomint import __version__
 from geomint.agent import MapAgent
 from geomint.errors import UsageError
+from geomint.server.approvals import Approvals
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
+from geomint.server.thread import analysis_view, chat_view
 from geomint.state.events import is_chat_id
+from geomint.store import NoSuchChatError
 
 __all__ = ["MAX_BODY_BYTES", "TurnLimiter", "create_app"]
 
 #: The largest request body accepted: a chat message, not an upload.
 MAX_BODY_BYTES: Final = 64_000
 _STATIC: Final = Path(__file__).parent / "static"
+_UPLOADS: Final = "/uploads"
+#: The page runs only its own scripts and talks only to this server (workers come from
+#: blob: URLs MapLibre makes); nothing a chat shows can load or run anything else.
+_PAGE_HEADERS: Final = {
+    "content-security-policy": (
+        "default-src 'self'; script-src 'self'; worker-src 'self' blob:; "
+        "img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
+        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
+        "frame-ancestors 'none'"
+    ),
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cache-control": "no-cache",
+}
+
+
+class _Answer(BaseModel):
+    """The person's answer to an approval request."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    approved: bool
+    reason: str = Field(default="", max_length=500)
 
 
 class _Part(BaseModel):
@@ -97,7 +130,11 @@ class TurnLimiter:
 
 
 def create_app(
-    agent: MapAgent, *, token: str | None = None, limiter: TurnLimiter | None = None
+    agent: MapAgent,
+    *,
+    token: str | None = None,
+    limiter: TurnLimiter | None = None,
+    approvals: Approvals | None = None,
 ) -> FastAPI:
     """The app for one agent (one store, one sandbox, one set of providers).
 
@@ -105,10 +142,13 @@ def create_app(
         agent: The agent every chat runs on.
         token: When set, every ``/api`` call needs ``Authorization: Bearer <token>``
             (for deployments; leave it off on localhost).
-        limiter: Chat turns per client (12 a minute, 4 at once by default).
+        limiter: Chat turns and uploads per client (12 a minute, 4 at once by default).
+        approvals: Where runs wait for a person's answer (10 minutes, then refused).
     """
     app = FastAPI(title="geomint", version=__version__, docs_url=None, redoc_url=None)
     turns = limiter or TurnLimiter()
+    waiting = approvals or Approvals()
+    max_upload = agent.settings.max_upload_bytes
 
     @app.middleware("http")
     async def _token(request: Request, call_next: Any) -> Any:
@@ -121,12 +161,39 @@ def create_app(
 
     @app.middleware("http")
     async def _limit_body(request: Request, call_next: Any) -> Any:
+        limit = max_upload if request.url.path.endswith(_UPLOADS) else MAX_BODY_BYTES
         length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            return JSONResponse(
-                {"error": f"the request body is over {MAX_BODY_BYTES:,} bytes"}, status_code=413
-            )
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            return JSONResponse({"error": f"the request body is over {limit:,} bytes"}, 413)
         return await call_next(request)
+
+    def _take_turn(request: Request) -> None:
+        client = request.client.host if request.client else "unknown"
+        wait = turns.wait(client)
+        if wait > 0:
+            raise HTTPException(
+                429,
+                f"too many requests at once; try again in {math.ceil(wait)} s",
+                headers={"retry-after": str(math.ceil(wait))},
+            )
+
+    def _chat_id(chat_id: str) -> str:
+        if not is_chat_id(chat_id):
+            raise HTTPException(422, "a chat id is 1-64 letters, digits, '-' or '_'")
+        return chat_id
+
+    # -- the page ----------------------------------------------------------------------------
+
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+
+    @app.get("/chat/{chat_id}", include_in_schema=False)
+    async def chat_page(chat_id: str) -> FileResponse:
+        _chat_id(chat_id)
+        return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+
+    # -- the API -----------------------------------------------------------------------------
 
     @app.get("/api/health")
     async def health() -> dict[str, Any]:
@@ -141,6 +208,7 @@ def create_app(
             "store": store,
             "sandbox": agent.code_execution_mode,
             "model": agent.model_info,
+            "max_upload_bytes": max_upload,
         }
 
     @app.get("/api/chats")
@@ -153,28 +221,76 @@ def create_app(
                 "messages": c.message_count,
             }
             for c in agent.chats.list_chats()
+            if c.message_count
         ]
+
+    @app.get("/api/chats/{chat_id}")
+    async def read_chat(chat_id: str) -> dict[str, Any]:
+        try:
+            return chat_view(agent.chats, _chat_id(chat_id))
+        except NoSuchChatError:
+            raise HTTPException(404, f"no chat {chat_id!r}") from None
+
+    @app.post("/api/chats/{chat_id}")
+    async def open_chat(chat_id: str) -> dict[str, Any]:
+        """Open a chat, creating it when new (with the demo data for the demo model)."""
+        agent.open_chat(_chat_id(chat_id))
+        if agent.model_info.get("demo"):
+            from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
+
+            await seed_demo_chat(agent, chat_id)
+        return chat_view(agent.chats, chat_id)
 
     @app.post("/api/chat")
     async def chat(body: ChatRequest, request: Request) -> StreamingResponse:
-        client = request.client.host if request.client else "unknown"
-        wait = turns.wait(client)
-        if wait > 0:
-            raise HTTPException(
-                429,
-                f"too many questions at once; ask again in {math.ceil(wait)} s",
-                headers={"retry-after": str(math.ceil(wait))},
-            )
-        if not is_chat_id(body.id):
-            raise HTTPException(422, "a chat id is 1-64 letters, digits, '-' or '_'")
+        _take_turn(request)
+        chat_id = _chat_id(body.id)
         try:
             question = body.question()
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
-        events = agent.run_stream(question, chat_id=body.id)
+        events = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
         return StreamingResponse(
             encode_sse(ui_chunks(events)), media_type="text/event-stream", headers=HEADERS
         )
+
+    @app.post("/api/chats/{chat_id}/approvals/{approval_id}")
+    async def answer(chat_id: str, approval_id: str, body: _Answer) -> dict[str, Any]:
+        if not waiting.answer(
+            _chat_id(chat_id), approval_id, approved=body.approved, reason=body.reason
+        ):
+            raise HTTPException(
+                404, f"nothing waits for an answer under {approval_id!r} (answered or timed out)"
+            )
+        return {"approval_id": approval_id, "approved": body.approved}
+
+    @app.post("/api/chats/{chat_id}/uploads")
+    async def upload(chat_id: str, name: str, request: Request) -> dict[str, Any]:
+        _take_turn(request)
+        _chat_id(chat_id)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > max_upload:
+                raise HTTPException(413, f"{name!r} is over the {max_upload:,}-byte limit")
+            chunks.append(chunk)
+        if not size:
+            raise HTTPException(422, f"{name!r} is empty")
+        try:
+            return await agent.upload(b"".join(chunks), name, chat_id=chat_id)
+        except UsageError as exc:
+            raise HTTPException(422, str(exc)) from None
+
+    @app.get("/api/chats/{chat_id}/analyses/{analysis_id}")
+    async def analysis(chat_id: str, analysis_id: str) -> dict[str, Any]:
+        try:
+            found = analysis_view(agent.chats, _chat_id(chat_id), analysis_id)
+        except NoSuchChatError:
+            found = None
+        if found is None:
+            raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}")
+        return found
 
     if _STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=_STATIC), name="static")

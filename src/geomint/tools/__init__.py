@@ -8,6 +8,7 @@ dict, or raises :class:`ToolError` with what the model should hear.
 
 from __future__ import annotations
 
+from geomint.tools._analysis import figure_card
 from geomint.tools.context import EntryCache, ToolContext, ToolSettings, UiEmit
 from geomint.tools.defaults import DEFAULT_TOOLS
 from geomint.tools.registry import ToolBuilder, ToolEntry, ToolSpec, help_entries, resolve_tools
@@ -25,6 +26,7 @@ __all__ = [
     "ToolSettings",
     "ToolSpec",
     "UiEmit",
+    "figure_card",
     "help_entries",
     "rerun_watchers",
     "resolve_tools",

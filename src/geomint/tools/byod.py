@@ -199,6 +199,40 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     return out
 
 
+async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, Any]:
+    """A file the person dropped into the chat: through intake into a new byod entry.
+
+    The file's name tells intake which format to expect (and is checked against the
+    content); the entry's label is the name without its extension.
+
+    Raises:
+        ToolError: The file was refused (too big, unreadable, not geodata); nothing stored.
+    """
+    name = Path(name).name[:200] or "upload"
+    limit = ctx.settings.max_upload_bytes
+    if len(data) > limit:
+        raise ToolError(f"{name!r} is {len(data):,} bytes; the limit is {limit:,}")
+    try:
+        layer = await asyncio.to_thread(
+            intake_load, data, label=name, max_bytes=limit, timeout_s=ctx.settings.fetch_timeout_s
+        )
+    except IntakeError as exc:
+        raise ToolError(f"{name} could not be loaded: {'; '.join(exc.problems[:5])}") from None
+    written = await ctx.write_entry(
+        kind="byod",
+        data=layer.data,
+        label=Path(name).stem or name,
+        sources=[_provenance(name, None, ctx)],
+    )
+    return {
+        "entry_id": written.entry_id,
+        "label": written.label,
+        "format": layer.report.format,
+        "features": len(layer.data.get("features", [])),
+        "warnings": list(layer.report.warnings[:10]),
+    }
+
+
 ADD_BYOD_LAYER: Final = ToolEntry(
     description=(
         "Add the user's own layer (GeoJSON, GeoParquet, GeoPackage, zipped Shapefile, "

@@ -1,0 +1,105 @@
+"""``geomint serve``: the web app (chat beside a live map) on the embedded defaults.
+
+SQLite store under GEOMINT_HOME, the local sandbox, the offline provider unless a key says
+otherwise, and the scripted demo model when no model is configured. Binds to localhost by
+default; on any other address set GEOMINT_TOKEN so that the API needs it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+import webbrowser
+from typing import Annotated
+
+import typer
+
+from geomint.errors import UsageError
+
+__all__ = ["serve"]
+
+
+def serve(
+    host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
+    store: Annotated[
+        str | None,
+        typer.Option("--store", help="Store URL or path (default: the SQLite default path)."),
+    ] = None,
+    mode: Annotated[
+        str, typer.Option("--mode", help="Sandbox mode: auto, isolated, restricted.")
+    ] = "auto",
+    approve: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--approve",
+            help="A tool that needs the person's approval before each call (repeatable), "
+            "e.g. --approve process_data.",
+        ),
+    ] = None,
+    turns_per_minute: Annotated[
+        float,
+        typer.Option("--turns-per-minute", help="Chat turns and uploads per client a minute."),
+    ] = 12.0,
+    open_browser: Annotated[
+        bool, typer.Option("--open/--no-open", help="Open the page in a browser.")
+    ] = True,
+) -> None:
+    """Serve the web app: a chat beside a live map, with charts and figure cards.
+
+    The access token comes from GEOMINT_TOKEN, never from the command line.
+    """
+    if mode == "in-process":
+        _fail("the web app runs model-written code: use auto, isolated or restricted")
+    import pydantic_ai  # noqa: PLC0415 - keep `geomint --help` fast
+    import uvicorn  # noqa: PLC0415
+
+    from geomint.agent import create_map_agent  # noqa: PLC0415
+    from geomint.server import create_app  # noqa: PLC0415
+    from geomint.server.app import TurnLimiter  # noqa: PLC0415
+
+    pydantic_ai.BANNER_ENABLED = False
+    token = os.environ.get("GEOMINT_TOKEN") or None
+    if token is None and not _is_loopback(host):
+        typer.echo(
+            f"warning: {host} is reachable from other machines and GEOMINT_TOKEN is not set: "
+            "anyone who can reach it can use the model and the sandbox",
+            err=True,
+        )
+    try:
+        agent = create_map_agent(
+            store=store, code_execution={"mode": mode}, require_approval=approve or ()
+        )
+    except UsageError as exc:
+        _fail(str(exc))
+    try:
+        sandbox = agent.ready()
+        app = create_app(agent, token=token, limiter=TurnLimiter(per_minute=turns_per_minute))
+        wildcard = host in ("0.0.0.0", "::")  # noqa: S104 - only to print a URL to open
+        url = f"http://{'127.0.0.1' if wildcard else host}:{port}/"
+        model = agent.model_info
+        demo = (
+            " (the scripted demo model: set GEOMINT_MODEL for a real one)"
+            if model.get("demo")
+            else ""
+        )
+        typer.echo(f"geomint {url} model {model.get('name')}{demo}, sandbox {sandbox}")
+        if open_browser:
+            webbrowser.open(url)
+        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+    finally:
+        agent.close()
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _fail(message: str) -> None:
+    typer.echo(f"error: {message}", err=True)
+    raise typer.Exit(2)

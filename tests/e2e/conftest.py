@@ -1,0 +1,201 @@
+"""Fixtures for the web app's end-to-end tests: the real server and a headless Chromium.
+
+The server is ``geomint serve`` with the scripted demo model and the offline provider,
+started once per session (:mod:`tests.e2e.web_server`). Each test gets a fresh browser
+context whose requests may go only to the server: anything else is aborted and fails the
+test, as do console errors and uncaught page errors (a test that expects one says so with
+``browser_log.allow``). Without ``/usr/bin/chromium`` the tests are skipped, or fail when
+the ``CI`` environment variable is set.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Error,
+    Page,
+    Playwright,
+    Request,
+    Route,
+    WebSocket,
+    sync_playwright,
+)
+from tests.e2e.web_server import BROWSER_ARGS, CHROMIUM, running_server
+
+SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+VIEWPORT = {"width": 1280, "height": 800}
+#: Console errors every test tolerates, each with its reason. Keep this empty if you can:
+#: a test that expects an error allows it itself (``browser_log.allow``).
+ALWAYS_ALLOWED: tuple[tuple[str, str], ...] = ()
+#: Schemes that never leave the browser.
+_LOCAL_SCHEMES = frozenset({"data", "blob", "about", "chrome-error"})
+
+
+@pytest.fixture(scope="session")
+def chromium() -> Path:
+    """Debian's Chromium, or a skip (a failure on CI) when it is not installed."""
+    if not CHROMIUM.exists():
+        reason = (
+            f"{CHROMIUM} is not installed: the e2e tests need Debian's chromium package "
+            "(./scripts/bootstrap installs it when run as root)"
+        )
+        if os.environ.get("CI"):
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return CHROMIUM
+
+
+@pytest.fixture(scope="session")
+def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The base URL of a real ``geomint serve`` (demo model, offline provider, SQLite)."""
+    with running_server(tmp_path_factory.mktemp("geomint-serve")) as running:
+        yield running.url
+
+
+@pytest.fixture(scope="session")
+def playwright() -> Iterator[Playwright]:
+    """Playwright's sync API, started once."""
+    driver = sync_playwright().start()
+    yield driver
+    driver.stop()
+
+
+@pytest.fixture(scope="session")
+def browser(chromium: Path, playwright: Playwright) -> Iterator[Browser]:
+    """Headless Chromium, launched once per session."""
+    launched = playwright.chromium.launch(executable_path=str(chromium), args=list(BROWSER_ARGS))
+    yield launched
+    launched.close()
+
+
+@dataclass
+class BrowserLog:
+    """What a page did that a test must know of: outside requests and errors.
+
+    Attributes:
+        outside: URLs the page tried to reach beyond the server (each was aborted).
+        errors: Console errors and uncaught page errors, as text.
+        allowed: ``(pattern, reason)`` pairs of console errors a test expects.
+    """
+
+    server: str
+    outside: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    allowed: list[tuple[str, str]] = field(default_factory=lambda: list(ALWAYS_ALLOWED))
+
+    def allow(self, pattern: str, reason: str) -> None:
+        """Tolerate console errors matching ``pattern`` (a regex) in this test."""
+        self.allowed.append((pattern, reason))
+
+    def is_local(self, url: str) -> bool:
+        parts = urlsplit(url)
+        if parts.scheme in _LOCAL_SCHEMES:
+            return True
+        return parts.scheme in {"http", "https", "ws", "wss"} and parts.hostname == "127.0.0.1"
+
+    def unexpected(self) -> list[str]:
+        return [
+            error
+            for error in self.errors
+            if not any(re.search(pattern, error) for pattern, _ in self.allowed)
+        ]
+
+
+@pytest.fixture
+def browser_log(server: str) -> BrowserLog:
+    """This test's record of outside requests and page errors (see :class:`BrowserLog`)."""
+    return BrowserLog(server=server)
+
+
+@pytest.fixture
+def context(browser: Browser, server: str, browser_log: BrowserLog) -> Iterator[BrowserContext]:
+    """A fresh browser context (no cookies or storage) that can reach only the server."""
+    made = browser.new_context(
+        viewport=VIEWPORT,  # type: ignore[arg-type]
+        base_url=server,
+        service_workers="block",  # so that every request passes the route below
+    )
+
+    def guard(route: Route, request: Request) -> None:
+        if browser_log.is_local(request.url):
+            route.continue_()
+        else:
+            browser_log.outside.append(request.url)
+            route.abort("blockedbyclient")
+
+    made.route("**/*", guard)
+    yield made
+    made.close()
+
+
+@pytest.fixture
+def page(context: BrowserContext, browser_log: BrowserLog) -> Iterator[Page]:
+    """A page in a 1280x800 viewport; fails the test on outside requests or page errors."""
+    opened = context.new_page()
+
+    def console(message: ConsoleMessage) -> None:
+        if message.type == "error":
+            where = message.location.get("url", "")
+            browser_log.errors.append(f"console: {message.text} ({where})")
+
+    def page_error(error: Error) -> None:
+        browser_log.errors.append(f"pageerror: {error.name}: {error.message}\n{error.stack}")
+
+    def websocket(socket: WebSocket) -> None:
+        if not browser_log.is_local(socket.url):
+            browser_log.outside.append(socket.url)
+
+    opened.on("console", console)
+    opened.on("pageerror", page_error)
+    opened.on("websocket", websocket)
+    yield opened
+    problems = []
+    if browser_log.outside:
+        problems.append(
+            "the page tried to reach beyond the server (it must work offline):\n  "
+            + "\n  ".join(browser_log.outside)
+        )
+    unexpected = browser_log.unexpected()
+    if unexpected:
+        problems.append("the page logged errors:\n  " + "\n  ".join(unexpected))
+    if problems:
+        pytest.fail("\n".join(problems), pytrace=False)
+
+
+Shot = Callable[[Page, str], Path]
+
+
+@pytest.fixture
+def shot() -> Shot:
+    """``shot(page, name)``: save a PNG of the page to ``docs/screenshots/<name>.png``.
+
+    It waits for the map to finish drawing first (MapLibre's ``idle``), so the picture
+    shows the layers rather than tiles still loading.
+    """
+
+    def take(page: Page, name: str) -> Path:
+        page.evaluate(
+            """() => new Promise((resolve) => {
+                const map = window.geomint && window.geomint.map;
+                if (!map) return resolve(false);
+                const timer = setTimeout(() => resolve(false), 10000);
+                map.once('idle', () => { clearTimeout(timer); resolve(true); });
+                map.triggerRepaint();
+            })"""
+        )
+        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+        path = SCREENSHOTS / f"{name}.png"
+        page.screenshot(path=path)
+        return path
+
+    return take

@@ -80,13 +80,19 @@ def _geomint() -> Path:
 
 @contextlib.contextmanager
 def running_server(
-    home: Path, *, approve: Sequence[str] = ("process_data",), timeout_s: float = 90.0
+    home: Path,
+    *,
+    approve: Sequence[str] = ("process_data",),
+    turns_per_minute: float = 600.0,
+    timeout_s: float = 90.0,
 ) -> Iterator[RunningServer]:
     """Start ``geomint serve`` with its state in ``home``; stop it on exit.
 
     Args:
         home: An empty folder for the server's ``GEOMINT_HOME`` and store.
         approve: Tools whose calls wait for a person's approval in the page.
+        turns_per_minute: Chat turns and uploads a minute from one client: the tests ask
+            a dozen questions in a minute or two, all from 127.0.0.1, beyond the default 12.
         timeout_s: How long to wait for ``/api/health`` to answer 200.
 
     Raises:
@@ -105,6 +111,8 @@ def running_server(
         "--store",
         f"sqlite:///{home / 'chats.db'}",
         *(arg for tool in approve for arg in ("--approve", tool)),
+        "--turns-per-minute",
+        str(turns_per_minute),
         "--no-open",
     ]
     env = {k: v for k, v in os.environ.items() if k not in _WITHHELD}

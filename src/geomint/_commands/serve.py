@@ -55,6 +55,7 @@ def serve(
     import uvicorn  # noqa: PLC0415
 
     from geomint.agent import create_map_agent  # noqa: PLC0415
+    from geomint.models.demo import DemoModel  # noqa: PLC0415
     from geomint.server import create_app  # noqa: PLC0415
     from geomint.server.app import TurnLimiter  # noqa: PLC0415
 
@@ -67,8 +68,11 @@ def serve(
             err=True,
         )
     try:
+        # Without a configured model, the demo model streams its words at a model's pace, so
+        # the page shows an answer arriving (and Stop has something to stop).
+        model = None if os.environ.get("GEOMINT_MODEL") else DemoModel(word_delay_s=0.03)
         agent = create_map_agent(
-            store=store, code_execution={"mode": mode}, require_approval=approve or ()
+            model, store=store, code_execution={"mode": mode}, require_approval=approve or ()
         )
     except UsageError as exc:
         _fail(str(exc))

@@ -10,6 +10,7 @@ fixture, not a fake.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import re
 from collections.abc import AsyncIterator, Callable, Sequence
@@ -458,12 +459,15 @@ def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
 Respond = Callable[[list[ModelMessage], AgentInfo], ModelResponse]
 
 
-def scripted_model(respond: Respond, *, name: str = "scripted") -> FunctionModel:
+def scripted_model(
+    respond: Respond, *, name: str = "scripted", word_delay_s: float = 0.0
+) -> FunctionModel:
     """A model from a plain function of the messages, streaming what it returns.
 
     The agent streams every run, so a function model needs a streaming twin: this one
-    replays the response as text deltas (word by word) and tool calls. Tests and the
-    demo use it; an application can too, to script its own examples.
+    replays the response as text deltas (word by word, ``word_delay_s`` apart, as a
+    model's tokens arrive) and tool calls. Tests and the demo use it; an application can
+    too, to script its own examples.
     """
 
     async def stream(
@@ -474,6 +478,8 @@ def scripted_model(respond: Respond, *, name: str = "scripted") -> FunctionModel
             if isinstance(part, TextPart):
                 words = part.content.split(" ")
                 for i, word in enumerate(words):
+                    if i and word_delay_s:
+                        await asyncio.sleep(word_delay_s)
                     yield word if i == 0 else " " + word
             elif isinstance(part, ToolCallPart):
                 yield {
@@ -492,8 +498,9 @@ class DemoModel(FunctionModel):
 
     is_demo: Final = True
 
-    def __init__(self) -> None:
-        twin = scripted_model(_respond, name="geomint-demo")
+    def __init__(self, *, word_delay_s: float = 0.0) -> None:
+        """``word_delay_s`` paces the streamed words like a model's (the web app's demo)."""
+        twin = scripted_model(_respond, name="geomint-demo", word_delay_s=word_delay_s)
         assert twin.stream_function is not None
         super().__init__(_respond, stream_function=twin.stream_function, model_name="geomint-demo")
 

@@ -1,0 +1,282 @@
+// The page: a chat beside a live map. The chat's id lives in the URL (/chat/<id>); the
+// server holds the thread, so a reload reads it back. window.geomint exposes the map and
+// the chat for the end-to-end tests and for anyone poking at the page.
+
+import { LiveMap } from "./map.js";
+import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
+import { streamTurn } from "./stream.js";
+import { api, el, newChatId } from "./util.js";
+
+const $ = (selector) => document.querySelector(selector);
+const messages = $("#messages");
+const prompt = $("#prompt");
+const panel = $("#chat-panel");
+const EXAMPLES = [
+  "Bar chart of these places by category",
+  "Which cafés are inside the Esplanade park?",
+  "Cafés within 10 minutes' walk of the central station",
+  "Union the park boundaries and show them",
+  "Route from the central station to the cathedral avoiding motorways",
+];
+
+const state = { chatId: null, health: null, controller: null, current: null };
+const liveMap = new LiveMap("map");
+let markReady;
+window.geomint = {
+  map: liveMap.map,
+  get chatId() { return state.chatId; },
+  entryFeatures: (entryId) => liveMap.entryFeatures(entryId),
+  ready: new Promise((resolve) => (markReady = resolve)),
+};
+
+function chatIdFromPath() {
+  const match = location.pathname.match(/^\/chat\/([A-Za-z0-9_-]{1,64})$/);
+  return match ? match[1] : null;
+}
+
+function setBusy(busy) {
+  document.body.dataset.busy = String(busy);
+  $("#stop").hidden = !busy;
+  $("#send").disabled = busy;
+}
+
+function scrollDown() {
+  messages.scrollTop = messages.scrollHeight;
+}
+
+// -- health and banners ------------------------------------------------------------------
+
+async function loadHealth() {
+  const health = await api("/api/health");
+  state.health = health;
+  $("#banner-demo").hidden = !health.model?.demo;
+  const sandbox = $("#banner-sandbox");
+  if (health.sandbox !== "isolated") {
+    sandbox.hidden = false;
+    sandbox.textContent = health.sandbox === "restricted"
+      ? "Sandbox is restricted, not isolated: model-written code runs with less separation from this machine."
+      : `Sandbox is ${health.sandbox}: model-written code is not isolated.`;
+  }
+  return health;
+}
+
+// -- the sidebar -------------------------------------------------------------------------
+
+async function loadChats() {
+  const chats = await api("/api/chats");
+  const list = $("#chats");
+  list.replaceChildren(...chats.map((chat) => el("li", {},
+    el("a", {
+      class: "chat-link", href: `/chat/${chat.id}`, title: chat.title || chat.id,
+      "aria-current": chat.id === state.chatId ? "page" : false,
+      text: chat.title || "(no question yet)",
+      onclick: (event) => {
+        event.preventDefault();
+        if (chat.id !== state.chatId) openChat(chat.id, { push: true });
+      },
+    }))));
+}
+
+// -- opening a chat ----------------------------------------------------------------------
+
+async function openChat(chatId, { push = false } = {}) {
+  if (state.controller) state.controller.abort();
+  state.chatId = chatId;
+  if (push) history.pushState({}, "", `/chat/${chatId}`);
+  messages.replaceChildren();
+  liveMap.clear();
+  // Opened, or created when new (with the demo data when the model is the demo model).
+  const chat = await api(`/api/chats/${chatId}`, { method: "POST" });
+  for (const message of chat.messages) messages.append(restoreMessage(message));
+  for (const entry of chat.entries) await liveMap.setEntry(entry);
+  if (chat.view) liveMap.view(chat.view, { animate: false });
+  else liveMap.fitEntries();
+  showExamples(chat.messages.length === 0);
+  scrollDown();
+  await loadChats();
+}
+
+function restoreMessage(message) {
+  if (message.role === "user") {
+    const upload = message.parts.find((p) => p.type === "data-upload");
+    if (upload) return uploadMessage(upload.data);
+    const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n");
+    return userMessage(text);
+  }
+  const view = newAssistant();
+  for (const part of message.parts) {
+    if (part.type === "tool") view.toolDone(part.name, part.ok);
+    else if (part.type === "text") { view.appendText(part.text); view.endText(); }
+    else if (part.type === "data-chart") view.chart(part.data);
+    else if (part.type === "data-figure") view.figure(part.data);
+    else if (part.type === "data-approval") view.approval(part.data, { live: false });
+  }
+  if (message.stopped) view.stopped();
+  return view.node;
+}
+
+function newAssistant() {
+  return new AssistantView({
+    onAnalysis: (analysisId) => showAnalysis(analysisId),
+    onApprove: (approvalId, approved) =>
+      api(`/api/chats/${state.chatId}/approvals/${encodeURIComponent(approvalId)}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ approved }),
+      }),
+  });
+}
+
+function showExamples(show) {
+  const box = $("#examples");
+  box.hidden = !show || !state.health?.model?.demo;
+  box.querySelector("ul").replaceChildren(...EXAMPLES.map((text) => el("li", {},
+    el("button", { type: "button", text, onclick: () => { prompt.value = text; ask(); } }))));
+}
+
+// -- a turn ------------------------------------------------------------------------------
+
+async function ask() {
+  const text = prompt.value.trim();
+  if (!text || document.body.dataset.busy === "true") return;
+  prompt.value = "";
+  showExamples(false);
+  messages.append(userMessage(text));
+  const view = newAssistant();
+  messages.append(view.node);
+  scrollDown();
+  const controller = new AbortController();
+  state.controller = controller;
+  state.current = view;
+  setBusy(true);
+  const chatId = state.chatId;
+  try {
+    await streamTurn(chatId, text, (chunk) => {
+      if (state.chatId === chatId) onChunk(view, chunk);
+      scrollDown();
+    }, controller.signal);
+  } catch (error) {
+    if (error.name === "AbortError") view.stopped();
+    else view.error(error.message);
+  } finally {
+    view.finish();
+    if (state.controller === controller) {
+      state.controller = null;
+      setBusy(false);
+    }
+    loadChats().catch(() => {});
+  }
+}
+
+function onChunk(view, chunk) {
+  const data = chunk.data || {};
+  switch (chunk.type) {
+    case "text-delta": view.appendText(chunk.delta); break;
+    case "text-end": view.endText(); break;
+    case "tool-input-available": view.toolStart(chunk.toolCallId, chunk.toolName); break;
+    case "tool-output-available": view.toolEnd(chunk.toolCallId, { ok: true }); break;
+    case "tool-output-error": view.toolEnd(chunk.toolCallId, { ok: false, error: chunk.errorText }); break;
+    case "error": view.error(chunk.errorText); break;
+    case "data-progress": view.progress(data); break;
+    case "data-chart": view.chart(data); break;
+    case "data-figure": view.figure(data); break;
+    case "data-approval": view.approval(data); break;
+    case "data-approval-answered": view.approvalAnswered(data); break;
+    case "data-miss": view.miss(data); break;
+    case "data-entry": liveMap.setEntry(data); break;
+    case "data-display": liveMap.setDisplay(data.entry_id, data.visible, data.style); break;
+    case "data-view": liveMap.view(data); break;
+    case "data-done": if (data.stopped) view.stopped(); break;
+    default: break;
+  }
+}
+
+// -- the analysis behind a figure -------------------------------------------------------
+
+async function showAnalysis(analysisId) {
+  const dialog = $("#analysis");
+  const found = await api(`/api/chats/${state.chatId}/analyses/${encodeURIComponent(analysisId)}`);
+  dialog.querySelector("#analysis-title").textContent = `${found.name || found.analysis_id} (${found.tool || "code"})`;
+  dialog.querySelector(".analysis-meta").textContent =
+    `${found.analysis_id} · code sha256 ${found.code_hash.slice(0, 12)}…` + (found.error ? ` · failed: ${found.error}` : "");
+  dialog.querySelector(".inputs").replaceChildren(...found.inputs.map((input) =>
+    el("li", { text: `${input.entry_id} v${input.version}${input.label ? ` — ${input.label}` : ""}` })));
+  dialog.querySelector("pre.code").textContent = found.code;
+  const result = JSON.stringify(found.result, null, 1) ?? "";
+  dialog.querySelector("pre.result").textContent = result.length > 4000 ? result.slice(0, 4000) + "\n…" : result;
+  dialog.showModal();
+}
+
+// -- files dropped into the chat ---------------------------------------------------------
+
+async function upload(file) {
+  const limit = state.health?.max_upload_bytes ?? 25_000_000;
+  if (file.size > limit) {
+    messages.append(uploadError(file.name, `it is ${file.size.toLocaleString("en")} bytes; the limit is ${limit.toLocaleString("en")}`));
+    return;
+  }
+  const pending = el("li", { class: "msg upload", dataset: { role: "user" }, role: "status", text: `adding ${file.name}…` });
+  messages.append(pending);
+  scrollDown();
+  try {
+    const added = await api(`/api/chats/${state.chatId}/uploads?name=${encodeURIComponent(file.name)}`, {
+      method: "POST", body: file, headers: { "content-type": "application/octet-stream" },
+    });
+    pending.replaceWith(uploadMessage(added));
+    await liveMap.setEntry({ ...added, kind: "byod", visible: true });
+    const box = added.geojson && bboxOf(added.geojson);
+    if (box) liveMap.view({ bbox: box });
+    loadChats().catch(() => {});
+  } catch (error) {
+    pending.replaceWith(uploadError(file.name, error.message));
+  }
+  scrollDown();
+}
+
+function bboxOf(collection) {
+  let box = null;
+  const visit = (c) => {
+    if (typeof c[0] === "number") box = box ? [Math.min(box[0], c[0]), Math.min(box[1], c[1]), Math.max(box[2], c[0]), Math.max(box[3], c[1])] : [c[0], c[1], c[0], c[1]];
+    else c.forEach(visit);
+  };
+  for (const f of collection.features || []) if (f.geometry?.coordinates) visit(f.geometry.coordinates);
+  return box;
+}
+
+let dragDepth = 0;
+panel.addEventListener("dragenter", (event) => { event.preventDefault(); dragDepth++; panel.classList.add("dropping"); });
+panel.addEventListener("dragover", (event) => event.preventDefault());
+panel.addEventListener("dragleave", () => { if (--dragDepth <= 0) { dragDepth = 0; panel.classList.remove("dropping"); } });
+panel.addEventListener("drop", (event) => {
+  event.preventDefault();
+  dragDepth = 0;
+  panel.classList.remove("dropping");
+  for (const file of event.dataTransfer?.files ?? []) upload(file);
+});
+
+// -- wiring ------------------------------------------------------------------------------
+
+$("#composer").addEventListener("submit", (event) => { event.preventDefault(); ask(); });
+prompt.addEventListener("keydown", (event) => {
+  if (event.key === "Enter" && !event.shiftKey && !event.isComposing) { event.preventDefault(); ask(); }
+});
+$("#stop").addEventListener("click", () => state.controller?.abort());
+$("#new-chat").addEventListener("click", () => openChat(newChatId(), { push: true }));
+window.addEventListener("popstate", () => { const id = chatIdFromPath(); if (id) openChat(id); });
+
+async function start() {
+  let chatId = chatIdFromPath();
+  if (!chatId) {
+    chatId = newChatId();
+    history.replaceState({}, "", `/chat/${chatId}`);
+  }
+  await loadHealth();
+  await liveMap.loaded;
+  await openChat(chatId);
+  markReady(true);
+}
+
+start().catch((error) => {
+  messages.append(el("li", { class: "error-note", role: "alert", text: `The page could not start: ${error.message}` }));
+  markReady(false);
+});

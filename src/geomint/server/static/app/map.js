@@ -1,0 +1,172 @@
+// The live map: an offline basemap, and one source per entry whose layers follow the
+// entry's display state. Sources are named "entry-<entry id>".
+
+import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
+
+const KIND_COLOURS = {
+  places: "#d9480f",
+  geometries: "#2b8a3e",
+  routes: "#1971c2",
+  ranges: "#7048e8",
+  incidents: "#e03131",
+  byod: "#0c8599",
+  traffic_area_analytics: "#f08c00",
+};
+const SAFE_COLOUR = /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i;
+
+export class LiveMap {
+  constructor(container) {
+    maplibregl.setWorkerUrl("/static/vendor/maplibre-gl/maplibre-gl-worker.mjs");
+    const protocol = new window.pmtiles.Protocol();
+    maplibregl.addProtocol("pmtiles", protocol.tile);
+    this.entries = new Map(); // entry id -> {kind, label, count}
+    this.map = new maplibregl.Map({
+      container,
+      style: "/static/basemap/style.json",
+      center: [24.945, 60.17],
+      zoom: 13,
+      attributionControl: { compact: true },
+      fadeDuration: 0,
+    });
+    this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-right");
+    this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
+    this.loaded = new Promise((resolve) => this.map.once("load", resolve));
+    this.map.on("click", (event) => this.#popup(event));
+  }
+
+  /** Add or replace an entry's data; visible says whether its layers show. */
+  async setEntry({ entry_id, kind, label, geojson, visible = true, style = null }) {
+    if (!geojson || geojson.type !== "FeatureCollection") return;
+    await this.loaded;
+    const id = `entry-${entry_id}`;
+    const source = this.map.getSource(id);
+    if (source) source.setData(geojson);
+    else {
+      this.map.addSource(id, { type: "geojson", data: geojson, attribution: "" });
+      this.#addLayers(id, kind);
+    }
+    this.entries.set(entry_id, { kind, label, count: geojson.features.length });
+    this.setDisplay(entry_id, visible, style);
+  }
+
+  /** Show or hide an entry, with an optional style (colour, opacity, width, radius). */
+  setDisplay(entry_id, visible, style) {
+    const id = `entry-${entry_id}`;
+    for (const layer of this.#layerIds(id)) {
+      if (!this.map.getLayer(layer)) continue;
+      this.map.setLayoutProperty(layer, "visibility", visible ? "visible" : "none");
+      if (style) this.#applyStyle(layer, style);
+    }
+  }
+
+  clear() {
+    for (const entryId of this.entries.keys()) {
+      const id = `entry-${entryId}`;
+      for (const layer of this.#layerIds(id)) if (this.map.getLayer(layer)) this.map.removeLayer(layer);
+      if (this.map.getSource(id)) this.map.removeSource(id);
+    }
+    this.entries.clear();
+  }
+
+  /** Features the page put in an entry's source (read back from the map). */
+  entryFeatures(entry_id) {
+    const source = this.map.getSource(`entry-${entry_id}`);
+    if (!source) return 0;
+    const data = source.serialize().data;
+    return data && Array.isArray(data.features) ? data.features.length : 0;
+  }
+
+  /** A camera move from the run: fit a bbox or fly to a centre. */
+  view(view, { animate = true } = {}) {
+    if (!view) return;
+    if (Array.isArray(view.bbox) && view.bbox.length === 4) {
+      const [w, s, e, n] = view.bbox;
+      this.map.fitBounds([[w, s], [e, n]], { padding: view.padding ?? 40, maxZoom: 17, animate });
+    } else if (Array.isArray(view.center)) {
+      this.map.flyTo({ center: view.center, zoom: view.zoom ?? this.map.getZoom(), animate });
+    }
+  }
+
+  /** Fit every visible entry (after a reload with no stored camera move). */
+  fitEntries() {
+    let box = null;
+    for (const entryId of this.entries.keys()) {
+      const data = this.map.getSource(`entry-${entryId}`)?.serialize().data;
+      for (const feature of data?.features ?? []) box = extend(box, feature.geometry);
+    }
+    if (box) this.view({ bbox: box }, { animate: false });
+  }
+
+  #layerIds(id) {
+    return [`${id}-fill`, `${id}-line`, `${id}-circle`];
+  }
+
+  #addLayers(id, kind) {
+    const colour = KIND_COLOURS[kind] || "#495057";
+    const is = (...types) => ["in", ["geometry-type"], ["literal", types]];
+    const polygons = is("Polygon", "MultiPolygon");
+    const lines = is("LineString", "MultiLineString", "Polygon", "MultiPolygon");
+    this.map.addLayer({
+      id: `${id}-fill`, type: "fill", source: id, filter: polygons,
+      paint: { "fill-color": colour, "fill-opacity": kind === "ranges" ? 0.18 : 0.25 },
+    });
+    this.map.addLayer({
+      id: `${id}-line`, type: "line", source: id, filter: lines,
+      paint: { "line-color": colour, "line-width": kind === "routes" ? 4 : 2 },
+      layout: { "line-join": "round", "line-cap": "round" },
+    });
+    this.map.addLayer({
+      id: `${id}-circle`, type: "circle", source: id, filter: is("Point", "MultiPoint"),
+      paint: {
+        "circle-color": colour, "circle-radius": 5,
+        "circle-stroke-color": "#ffffff", "circle-stroke-width": 1.5,
+      },
+    });
+  }
+
+  #applyStyle(layer, style) {
+    const colour = typeof style.color === "string" && SAFE_COLOUR.test(style.color) ? style.color : null;
+    const opacity = Number.isFinite(style.opacity) ? Math.min(1, Math.max(0, style.opacity)) : null;
+    const kind = layer.endsWith("-fill") ? "fill" : layer.endsWith("-line") ? "line" : "circle";
+    try {
+      if (colour) this.map.setPaintProperty(layer, `${kind}-color`, colour);
+      if (opacity !== null) this.map.setPaintProperty(layer, `${kind}-opacity`, opacity);
+      if (kind === "line" && Number.isFinite(style.width)) this.map.setPaintProperty(layer, "line-width", Math.min(20, Math.max(0.5, style.width)));
+      if (kind === "circle" && Number.isFinite(style.radius)) this.map.setPaintProperty(layer, "circle-radius", Math.min(30, Math.max(1, style.radius)));
+    } catch (error) {
+      console.warn("style not applied", error);
+    }
+  }
+
+  #popup(event) {
+    const layers = [...this.entries.keys()].flatMap((e) => this.#layerIds(`entry-${e}`)).filter((l) => this.map.getLayer(l));
+    const [feature] = this.map.queryRenderedFeatures(event.point, { layers });
+    if (!feature) return;
+    const entryId = feature.source.replace(/^entry-/, "");
+    const box = document.createElement("div");
+    box.className = "popup";
+    const title = document.createElement("strong");
+    title.textContent = feature.properties.name || this.entries.get(entryId)?.label || entryId;
+    box.append(title);
+    const rows = Object.entries(feature.properties).filter(([k]) => k !== "name").slice(0, 8);
+    for (const [key, value] of rows) {
+      const row = document.createElement("div");
+      row.textContent = `${key}: ${value}`;
+      box.append(row);
+    }
+    new maplibregl.Popup({ maxWidth: "280px" }).setLngLat(event.lngLat).setDOMContent(box).addTo(this.map);
+  }
+}
+
+function extend(box, geometry) {
+  if (!geometry) return box;
+  const visit = (coords) => {
+    if (typeof coords[0] === "number") {
+      const [x, y] = coords;
+      box = box ? [Math.min(box[0], x), Math.min(box[1], y), Math.max(box[2], x), Math.max(box[3], y)] : [x, y, x, y];
+    } else coords.forEach(visit);
+  };
+  if (geometry.type === "GeometryCollection") geometry.geometries.forEach((g) => (box = extend(box, g)));
+  else if (geometry.coordinates) visit(geometry.coordinates);
+  return box;
+}

@@ -1,0 +1,191 @@
+// Drawing messages: text, tool calls, charts, figure cards, approvals. The same code draws
+// a live turn (chunk by chunk) and a chat read back after a reload (part by part).
+
+import { el, formatDate, formatNumber, prose } from "./util.js";
+
+const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
+const TOOL_WORDS = {
+  analyse_data: "analysing", process_data: "processing", discover_places: "searching places",
+  locate_place: "locating", get_boundaries: "fetching boundaries", set_route: "routing",
+  find_reachable_areas: "finding reachable areas", get_traffic_incidents: "fetching incidents",
+  add_byod_layer: "loading your layer", present_figure: "presenting figures",
+};
+
+export function userMessage(text) {
+  return el("li", { class: "msg", dataset: { role: "user" } }, el("div", { class: "text", text }));
+}
+
+export function uploadMessage(upload) {
+  const what = `${upload.name}: ${formatNumber(upload.features)} features added as ${upload.entry_id}` +
+    (upload.format ? ` (${upload.format})` : "");
+  const node = el("li", { class: "msg upload", dataset: { role: "user", entryId: upload.entry_id } }, what);
+  for (const warning of upload.warnings || []) node.append(el("div", { class: "progress", text: warning }));
+  return node;
+}
+
+export function uploadError(name, message) {
+  return el("li", { class: "msg upload error", role: "alert", dataset: { role: "user" } },
+    `${name} was not added: ${message}`);
+}
+
+/** One assistant message, drawn as its parts arrive. */
+export class AssistantView {
+  constructor({ onAnalysis, onApprove }) {
+    this.node = el("li", { class: "msg", dataset: { role: "assistant" } });
+    this.onAnalysis = onAnalysis;
+    this.onApprove = onApprove;
+    this.tools = new Map();
+    this.approvals = new Map();
+    this.textNode = null;
+    this.text = "";
+    this.progressNode = null;
+  }
+
+  appendText(delta) {
+    if (!this.textNode) {
+      this.text = "";
+      this.textNode = el("div", { class: "text" });
+      this.node.append(this.textNode);
+    }
+    this.text += delta;
+    this.textNode.replaceChildren(prose(this.text));
+  }
+
+  endText() {
+    this.textNode = null;
+  }
+
+  toolStart(id, name) {
+    const label = el("span", { text: `${TOOL_WORDS[name] || name}…` });
+    const node = el("div", { class: "tool", dataset: { tool: name, state: "running" }, title: name }, label);
+    this.tools.set(id, { node, label, name });
+    this.node.append(node);
+  }
+
+  toolEnd(id, { ok = true, error = null } = {}) {
+    const tool = this.tools.get(id);
+    if (!tool) return;
+    tool.node.dataset.state = ok ? "done" : "error";
+    tool.label.textContent = tool.name;
+    if (error) tool.node.append(el("span", { class: "tool-error", text: `: ${error}` }));
+  }
+
+  /** A restored tool call (no live state). */
+  toolDone(name, ok) {
+    this.node.append(el("div", { class: "tool", dataset: { tool: name, state: ok ? "done" : "error" } }, name));
+  }
+
+  progress(data) {
+    if (data.state === "done") {
+      this.progressNode?.remove();
+      this.progressNode = null;
+      return;
+    }
+    if (!this.progressNode) {
+      this.progressNode = el("div", { class: "progress", role: "status" });
+      this.node.append(this.progressNode);
+    }
+    this.progressNode.textContent = data.message || `running ${data.tool || "code"}…`;
+  }
+
+  chart(data) {
+    const config = data && data.config;
+    if (!config || !CHART_TYPES.has(config.type) || !config.data || !Array.isArray(config.data.datasets)) {
+      this.error("a chart came back in a shape that cannot be drawn");
+      return;
+    }
+    const canvas = el("canvas", { role: "img", "aria-label": `chart: ${data.name || config.type}` });
+    this.node.append(el("div", { class: "chart" }, canvas));
+    const options = structuredClone(config.options || {});
+    Object.assign(options, { animation: false, responsive: true, maintainAspectRatio: false });
+    const draw = () => {
+      new window.Chart(canvas, { type: config.type, data: structuredClone(config.data), options });
+      canvas.dataset.rendered = "true";
+    };
+    if (window.Chart) draw();
+    else window.addEventListener("load", draw, { once: true });
+  }
+
+  figure(data) {
+    const cards = (data.figures || []).map((figure) => this.#card(figure));
+    this.node.append(
+      el("section", { class: "figure", "aria-label": data.title || "figures" },
+        data.title ? el("h3", { text: data.title }) : null,
+        el("div", { class: "figure-cards" }, cards)));
+  }
+
+  #card(figure) {
+    const unit = figure.unit ? ` ${figure.unit}` : "";
+    const sources = el("ul", { class: "sources", hidden: true },
+      (figure.sources || []).map((s) => el("li", {},
+        el("strong", { text: s.publisher }), ` · ${s.title} · licence ${s.licence} · retrieved ${formatDate(s.retrieved_at)}`,
+        s.url && /^https?:\/\//.test(s.url) ? el("a", { href: s.url, rel: "noopener noreferrer", target: "_blank", text: " link" }) : null)));
+    const toggle = el("button", {
+      type: "button", class: "sources-toggle", "aria-expanded": "false",
+      text: `Sources (${(figure.sources || []).length})`,
+      onclick: () => {
+        sources.hidden = !sources.hidden;
+        toggle.setAttribute("aria-expanded", String(!sources.hidden));
+      },
+    });
+    const code = figure.minted_by
+      ? el("button", { type: "button", class: "show-code", text: "Code and inputs", onclick: () => this.onAnalysis(figure.minted_by) })
+      : null;
+    return el("article", { class: "figure-card", dataset: { valueId: figure.id } },
+      el("div", { class: "figure-value", text: `${formatNumber(figure.value)}${unit}` }),
+      el("div", { class: "figure-label", text: figure.label }),
+      toggle, code, sources);
+  }
+
+  approval(data, { live = true } = {}) {
+    const preview = data.preview || {};
+    const answer = el("div", { class: "answer", role: "status" });
+    const buttons = el("div", { class: "buttons" });
+    const node = el("div", { class: "approval", dataset: { approvalId: data.approval_id, state: data.state || "pending" } },
+      el("strong", { text: `${data.tool} asks to run` }),
+      preview.reads ? el("div", { class: "progress", text: `reads ${preview.reads.map((r) => `${r.entry_id} (${r.label})`).join(", ")}` }) : null,
+      preview.adds ? el("div", { class: "progress", text: `adds ${preview.adds}` }) : null,
+      preview.code ? el("pre", { class: "code", text: preview.code }) : el("pre", { class: "args", text: JSON.stringify(data.args, null, 1) }),
+      buttons, answer);
+    this.approvals.set(data.approval_id, { node, answer, buttons });
+    if (live && (data.state || "pending") === "pending") {
+      const send = (approved) => {
+        buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
+        this.onApprove(data.approval_id, approved).catch((error) => {
+          answer.textContent = `the answer could not be sent: ${error.message}`;
+          buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
+        });
+      };
+      buttons.append(
+        el("button", { type: "button", class: "approve", text: "Approve", onclick: () => send(true) }),
+        el("button", { type: "button", class: "refuse", text: "Refuse", onclick: () => send(false) }));
+    } else this.approvalAnswered({ approval_id: data.approval_id, approved: data.state === "given", reason: data.reason, state: data.state });
+    this.node.append(node);
+  }
+
+  approvalAnswered(data) {
+    const found = this.approvals.get(data.approval_id);
+    if (!found) return;
+    const state = data.state === "pending" ? "pending" : data.approved ? "given" : "refused";
+    found.node.dataset.state = state;
+    found.buttons.replaceChildren();
+    found.answer.textContent = state === "given" ? "Approved" : state === "refused" ? `Refused${data.reason ? `: ${data.reason}` : ""}` : "Not answered";
+  }
+
+  miss(data) {
+    this.node.append(el("div", { class: "progress", text: `no result: ${data.reason || data.code || "nothing found"}` }));
+  }
+
+  error(text) {
+    this.node.append(el("div", { class: "error-note", role: "alert", text }));
+  }
+
+  stopped() {
+    this.node.dataset.stopped = "true";
+  }
+
+  finish() {
+    this.progressNode?.remove();
+    for (const tool of this.tools.values()) if (tool.node.dataset.state === "running") tool.node.dataset.state = "error";
+  }
+}

@@ -1,0 +1,48 @@
+// Reading a turn streamed in the Vercel AI UI-message protocol (server-sent events).
+
+/**
+ * Post the newest message and call onChunk for every chunk until the stream ends.
+ * Aborting `signal` closes the connection: the server stops the run and keeps the answer
+ * as far as it got.
+ */
+export async function streamTurn(chatId, text, onChunk, signal) {
+  const body = {
+    id: chatId,
+    trigger: "submit-message",
+    messages: [{ id: "u-" + Date.now(), role: "user", parts: [{ type: "text", text }] }],
+  };
+  const response = await fetch("/api/chat", {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal,
+  });
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const detail = (await response.json()).detail;
+      if (detail) message = typeof detail === "string" ? detail : JSON.stringify(detail);
+    } catch {
+      // keep the status line
+    }
+    throw new Error(message);
+  }
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let cut;
+    while ((cut = buffer.indexOf("\n\n")) >= 0) {
+      const event = buffer.slice(0, cut);
+      buffer = buffer.slice(cut + 2);
+      for (const line of event.split("\n")) {
+        if (!line.startsWith("data: ")) continue;
+        const data = line.slice(6);
+        if (data === "[DONE]") return;
+        onChunk(JSON.parse(data));
+      }
+    }
+  }
+}

@@ -1,0 +1,74 @@
+// Small DOM helpers. Everything a chat shows is set as text, never parsed as HTML: model
+// text, tool arguments and uploaded property values are untrusted.
+
+export function el(tag, attrs = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key === "dataset") Object.assign(node.dataset, value);
+    else node.setAttribute(key, value === true ? "" : String(value));
+  }
+  for (const child of children.flat()) {
+    if (child === undefined || child === null || child === false) continue;
+    node.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return node;
+}
+
+/** Paragraphs and "- " lists from plain text, as text nodes. */
+export function prose(text) {
+  const out = document.createDocumentFragment();
+  for (const block of text.split(/\n{2,}/)) {
+    const lines = block.split("\n").filter((l) => l.trim());
+    if (!lines.length) continue;
+    if (lines.every((l) => /^\s*[-*] /.test(l))) {
+      out.append(el("ul", {}, lines.map((l) => el("li", { text: l.replace(/^\s*[-*] /, "") }))));
+    } else {
+      const p = el("p");
+      lines.forEach((line, i) => {
+        if (i) p.append(el("br"));
+        p.append(line);
+      });
+      out.append(p);
+    }
+  }
+  return out;
+}
+
+export function formatNumber(value) {
+  if (typeof value !== "number") return String(value);
+  const digits = Number.isInteger(value) ? 0 : Math.abs(value) < 10 ? 2 : 1;
+  return value.toLocaleString("en", { maximumFractionDigits: digits });
+}
+
+export function formatDate(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? String(iso) : date.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+/** A chat id the server accepts: 1-64 letters, digits, '-' or '_'. */
+export function newChatId() {
+  const bytes = crypto.getRandomValues(new Uint8Array(9));
+  return "c-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+export async function api(path, options = {}) {
+  const response = await fetch(path, options);
+  if (!response.ok) {
+    let message = `${response.status} ${response.statusText}`;
+    try {
+      const body = await response.json();
+      message = body.detail || body.error || message;
+    } catch {
+      // not JSON: keep the status line
+    }
+    const error = new Error(typeof message === "string" ? message : JSON.stringify(message));
+    error.status = response.status;
+    throw error;
+  }
+  return response.json();
+}

@@ -70,9 +70,9 @@ def serve(
     try:
         # Without a configured model, the demo model streams its words at a model's pace, so
         # the page shows an answer arriving (and Stop has something to stop).
-        model = None if os.environ.get("GEOMINT_MODEL") else DemoModel(word_delay_s=0.03)
+        demo_model = None if os.environ.get("GEOMINT_MODEL") else DemoModel(word_delay_s=0.03)
         agent = create_map_agent(
-            model, store=store, code_execution={"mode": mode}, require_approval=approve or ()
+            demo_model, store=store, code_execution={"mode": mode}, require_approval=approve or ()
         )
     except UsageError as exc:
         _fail(str(exc))

@@ -159,4 +159,4 @@ def test_turns_are_rate_limited_per_client(agent: MapAgent) -> None:
     assert first.status_code == 200
     assert second.status_code == 429
     assert int(second.headers["retry-after"]) > 0
-    assert "ask again in" in second.json()["detail"]
+    assert "try again in" in second.json()["detail"]

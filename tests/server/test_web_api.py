@@ -1,0 +1,234 @@
+"""The web app's routes beyond a turn: the page, a chat read back after a reload, the code
+behind a figure, files dropped into the chat, and approvals answered over HTTP."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import httpx
+import pytest
+from tests.agent.scripted import run
+
+from geomint.agent import MapAgent
+from geomint.agent.demo import seed_demo_chat
+from geomint.models.demo import DemoModel
+from geomint.providers import bundled, default_providers
+from geomint.sandbox import Sandbox
+from geomint.server import create_app
+from geomint.server.approvals import Approvals
+from geomint.store import Chats, MemoryStore
+from geomint.tools import DEFAULT_TOOLS, ToolSettings
+
+_STOPS = {
+    "type": "FeatureCollection",
+    "features": [
+        {
+            "type": "Feature",
+            "properties": {"name": f"stop {i}"},
+            "geometry": {"type": "Point", "coordinates": [24.94 + i / 1000, 60.17]},
+        }
+        for i in range(3)
+    ],
+}
+
+
+@pytest.fixture
+def agent(in_process: Sandbox) -> Iterator[MapAgent]:
+    yield MapAgent(
+        model=DemoModel(),
+        registry=DEFAULT_TOOLS,
+        chats=Chats(MemoryStore()),
+        sandbox=in_process,
+        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=50_000),
+        providers=default_providers({}),
+        require_approval=["process_data"],
+        owns_store=False,
+    )
+
+
+async def _call(app: Any, method: str, url: str, **kwargs: Any) -> httpx.Response:
+    transport = httpx.ASGITransport(app=app)
+    async with httpx.AsyncClient(transport=transport, base_url="http://geomint.test") as client:
+        return await client.request(method, url, **kwargs)
+
+
+def _ask(text: str, chat_id: str) -> dict[str, Any]:
+    return {
+        "id": chat_id,
+        "messages": [{"id": "m", "role": "user", "parts": [{"type": "text", "text": text}]}],
+    }
+
+
+def test_the_page_is_served_for_a_chat_url_with_a_strict_policy(agent: MapAgent) -> None:
+    app = create_app(agent)
+    for url in ("/", "/chat/c-1"):
+        response = run(_call(app, "GET", url))
+        assert response.status_code == 200
+        assert '<main id="map"' in response.text
+        policy = response.headers["content-security-policy"]
+        assert "script-src 'self';" in policy and "connect-src 'self'" in policy
+        assert "unsafe-eval" not in policy
+    assert run(_call(app, "GET", "/chat/not%20an%20id")).status_code == 422
+    # The page's own files are there.
+    for path in ("/static/app/main.js", "/static/app/map.js", "/static/app/app.css"):
+        assert run(_call(app, "GET", path)).status_code == 200
+
+
+def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> None:
+    app = create_app(agent)
+    assert run(_call(app, "GET", "/api/chats/fresh")).status_code == 404
+    opened = run(_call(app, "POST", "/api/chats/fresh")).json()
+    assert [(e["entry_id"], e["visible"]) for e in opened["entries"]] == [
+        ("places-1", True),
+        ("geometries-1", True),
+    ]
+    assert len(opened["entries"][0]["geojson"]["features"]) == 1326
+    assert opened["entries"][0]["sources"][0]["licence"] == "ODbL-1.0"
+    again = run(_call(app, "POST", "/api/chats/fresh")).json()
+    assert [e["entry_id"] for e in again["entries"]] == ["places-1", "geometries-1"]
+    # A chat with no question yet is not listed in the sidebar.
+    assert run(_call(app, "GET", "/api/chats")).json() == []
+
+
+def test_a_chat_reads_back_with_its_chart_figures_and_the_code_behind_them(
+    agent: MapAgent,
+) -> None:
+    app = create_app(agent)
+    run(_call(app, "POST", "/api/chats/reload"))
+    turn = run(
+        _call(
+            app, "POST", "/api/chat", json=_ask("Bar chart of these places by category", "reload")
+        )
+    )
+    assert turn.status_code == 200
+    chat = run(_call(app, "GET", "/api/chats/reload")).json()
+    assert chat["title"] == "Bar chart of these places by category"
+    question, answer = chat["messages"]
+    assert question["role"] == "user" and question["parts"] == [
+        {"type": "text", "text": "Bar chart of these places by category"}
+    ]
+    kinds = [p["type"] for p in answer["parts"]]
+    assert kinds == ["tool", "tool", "data-chart", "data-figure", "text"]
+    assert answer["stopped"] is False
+    chart = answer["parts"][2]["data"]["config"]
+    assert chart["type"] == "bar" and chart["data"]["datasets"][0]["data"]
+    (card, _) = answer["parts"][3]["data"]["figures"]
+    assert card["value"] == 1326 and card["unit"] == "places"
+    assert card["sources"][0]["publisher"] == "OpenStreetMap contributors"
+    analysis = run(_call(app, "GET", f"/api/chats/reload/analyses/{card['minted_by']}")).json()
+    assert "Counter" in analysis["code"] or "category" in analysis["code"]
+    assert analysis["inputs"] == [
+        {"entry_id": "places-1", "version": 1, "label": "places in central Helsinki"}
+    ]
+    assert run(_call(app, "GET", "/api/chats/reload/analyses/a99")).status_code == 404
+    assert run(_call(app, "GET", "/api/chats/nowhere/analyses/a1")).status_code == 404
+
+
+def test_a_dropped_file_becomes_a_byod_entry_and_a_message(agent: MapAgent) -> None:
+    app = create_app(agent)
+    response = run(
+        _call(
+            app,
+            "POST",
+            "/api/chats/drop/uploads",
+            params={"name": "stops.geojson"},
+            content=json.dumps(_STOPS).encode(),
+        )
+    )
+    assert response.status_code == 200, response.text
+    added = response.json()
+    assert (added["entry_id"], added["label"], added["features"]) == ("byod-1", "stops", 3)
+    assert len(added["geojson"]["features"]) == 3
+    chat = run(_call(app, "GET", "/api/chats/drop")).json()
+    (message,) = chat["messages"]
+    assert message["parts"][0]["type"] == "data-upload"
+    assert message["parts"][0]["data"]["entry_id"] == "byod-1"
+    (entry,) = chat["entries"]
+    assert entry["sources"][0]["publisher"] == "the user"
+    assert entry["sources"][0]["evidence"] == "user-supplied"
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "status", "says"),
+    [
+        ("broken.geojson", b'{"type": "Feature"', 422, "broken.geojson could not be loaded"),
+        ("empty.geojson", b"", 422, "is empty"),
+        ("huge.geojson", b"x" * 50_001, 413, "50,000"),
+        ("table.csv", b"name,score\na,1\n", 422, "could not be loaded"),
+    ],
+)
+def test_a_bad_upload_is_refused_plainly_and_nothing_is_stored(
+    agent: MapAgent, name: str, content: bytes, status: int, says: str
+) -> None:
+    app = create_app(agent)
+    response = run(
+        _call(app, "POST", "/api/chats/bad/uploads", params={"name": name}, content=content)
+    )
+    assert response.status_code == status
+    assert says in json.dumps(response.json())
+    assert agent.chats.store.chat_ids() == [] or not agent.chats.open("bad").entries
+
+
+def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
+    agent: MapAgent,
+) -> None:
+    approvals = Approvals()
+    app = create_app(agent, approvals=approvals)
+
+    async def turn(chat_id: str, approved: bool) -> list[str]:
+        await seed_demo_chat(agent, chat_id)
+        seen: list[str] = []
+        stream = agent.run_stream(
+            "Union the park boundaries and show them", chat_id=chat_id, approve=approvals.ask
+        )
+        async for event in stream:
+            seen.append(event.type)
+            if event.type == "approval":
+                assert "shapely.union_all" in event.data["preview"]["code"]
+                url = f"/api/chats/{chat_id}/approvals/{event.data['approval_id']}"
+                answer = await _call(app, "POST", url, json={"approved": approved})
+                assert answer.status_code == 200
+                again = await _call(app, "POST", url, json={"approved": approved})
+                assert again.status_code == 404  # answered once only
+        return seen
+
+    run(turn("yes", True))
+    assert "geometries-2" in agent.chats.open("yes").entries
+    run(turn("no", False))
+    assert "geometries-2" not in agent.chats.open("no").entries
+    for chat_id, state in (("yes", "given"), ("no", "refused")):
+        chat = run(_call(app, "GET", f"/api/chats/{chat_id}")).json()
+        (approval,) = [
+            p["data"] for p in chat["messages"][-1]["parts"] if p["type"] == "data-approval"
+        ]
+        assert approval["state"] == state and "union_all" in approval["preview"]["code"]
+    response = run(
+        _call(app, "POST", "/api/chats/yes/approvals/r-nothing", json={"approved": True})
+    )
+    assert response.status_code == 404
+
+
+def test_an_unanswered_approval_times_out_as_a_refusal() -> None:
+    from geomint.agent import ApprovalRequest
+
+    approvals = Approvals(timeout_s=0.05)
+    request = ApprovalRequest("a1", "c", "r", "process_data", {}, {})
+    assert asyncio.run(approvals.ask(request)) == (False, "no answer within 0 s")
+    assert approvals.waiting("c") == []
+
+
+def test_a_stopped_answer_reads_back_marked_stopped(agent: MapAgent) -> None:
+    async def stop_after_first_words() -> None:
+        stream = agent.run_stream("What can you do?", chat_id="halt")
+        async for event in stream:
+            if event.type == "text":
+                break
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    run(stop_after_first_words())
+    chat = run(_call(create_app(agent), "GET", "/api/chats/halt")).json()
+    answer = chat["messages"][-1]
+    assert answer["role"] == "assistant" and answer["stopped"] is True

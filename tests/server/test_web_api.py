@@ -77,6 +77,22 @@ def test_the_page_is_served_for_a_chat_url_with_a_strict_policy(agent: MapAgent)
         assert run(_call(app, "GET", path)).status_code == 200
 
 
+def test_the_basemap_streets_are_served_gzipped_from_the_bundled_graph(agent: MapAgent) -> None:
+    app = create_app(agent)
+    response = run(_call(app, "GET", "/basemap/streets.geojson"))  # httpx asks for gzip
+    assert response.status_code == 200
+    assert response.headers["content-encoding"] == "gzip"
+    assert int(response.headers["content-length"]) < 150_000
+    streets = response.json()
+    assert len(streets["features"]) > 2_000
+    names = {f["properties"]["name"] for f in streets["features"]}
+    assert "Mannerheimintie" in names
+    plain = run(
+        _call(app, "GET", "/basemap/streets.geojson", headers={"accept-encoding": "identity"})
+    )
+    assert "content-encoding" not in plain.headers and plain.json() == streets
+
+
 def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> None:
     app = create_app(agent)
     assert run(_call(app, "GET", "/api/chats/fresh")).status_code == 404

@@ -12,7 +12,8 @@ Routes: ``GET /`` and ``/chat/<id>`` (the page), ``/api/health``, ``GET /api/cha
 ``GET|POST /api/chats/<id>`` (read; create, with the demo data when the model is the demo
 model), ``POST /api/chat`` (a turn), ``POST /api/chats/<id>/approvals/<approval id>``,
 ``POST /api/chats/<id>/uploads?name=<file name>`` (the file as the body),
-``GET /api/chats/<id>/analyses/<analysis id>``.
+``GET /api/chats/<id>/analyses/<analysis id>``, ``GET /basemap/streets.geojson`` (the
+bundled Helsinki streets under the map's entries).
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
 turns and uploads are rate limited per client; bodies are size-capped.
@@ -20,6 +21,9 @@ turns and uploads are rate limited per client; bodies are size-capped.
 
 from __future__ import annotations
 
+import asyncio
+import functools
+import gzip
 import hmac
 import math
 import time
@@ -29,13 +33,14 @@ from pathlib import Path
 from typing import Any, Final
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse, StreamingResponse
+from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
 from geomint import __version__
 from geomint.agent import MapAgent
 from geomint.errors import UsageError
+from geomint.providers import bundled
 from geomint.server.approvals import Approvals
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
 from geomint.server.thread import analysis_view, chat_view
@@ -292,6 +297,22 @@ def create_app(
             raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}")
         return found
 
+    @app.get("/basemap/streets.geojson", include_in_schema=False)
+    async def streets(request: Request) -> Response:
+        """The bundled Helsinki streets, drawn under the entries (gzipped: 670 -> 90 KB)."""
+        headers = {"cache-control": "public, max-age=86400", "vary": "accept-encoding"}
+        if "gzip" in request.headers.get("accept-encoding", ""):
+            body = await asyncio.to_thread(_gzipped_streets)
+            headers["content-encoding"] = "gzip"
+        else:
+            body = bundled.street_lines()
+        return Response(body, media_type="application/geo+json", headers=headers)
+
     if _STATIC.is_dir():
         app.mount("/static", StaticFiles(directory=_STATIC), name="static")
     return app
+
+
+@functools.cache
+def _gzipped_streets() -> bytes:
+    return gzip.compress(bundled.street_lines(), mtime=0)

@@ -68,6 +68,7 @@ __all__ = [
     "files",
     "road_graph",
     "source",
+    "street_lines",
 ]
 
 DATA_DIR: Path = Path(__file__).resolve().parent
@@ -363,3 +364,27 @@ def road_graph() -> RoadGraph:
             for way in data["ways"]
         ),
     )
+
+
+@functools.cache
+def street_lines() -> bytes:
+    """The streets and paths of the Helsinki extract as GeoJSON bytes, for a basemap.
+
+    One MultiLineString per OSM way with its ``highway`` class and ``name``; built from
+    the road graph's file once (~0.1 s, ~670 KB).
+    """
+    data = _read_json("helsinki_roads.json")
+    nodes, ways = data["nodes"], data["ways"]
+    segments: dict[int, list[list[list[float]]]] = {}
+    for start, end, _, way, *_ in data["segments"]:
+        segments.setdefault(way, []).append([nodes[start], nodes[end]])
+    features = [
+        {
+            "type": "Feature",
+            "properties": {"highway": ways[way].get("highway"), "name": ways[way].get("name")},
+            "geometry": {"type": "MultiLineString", "coordinates": lines},
+        }
+        for way, lines in segments.items()
+    ]
+    collection = {"type": "FeatureCollection", "features": features}
+    return json.dumps(collection, separators=(",", ":"), ensure_ascii=False).encode()

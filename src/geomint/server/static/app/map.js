@@ -30,7 +30,11 @@ export class LiveMap {
     });
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-right");
     this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
-    this.loaded = new Promise((resolve) => this.map.once("load", resolve));
+    this.loaded = new Promise((resolve) =>
+      this.map.once("load", () => {
+        this.#addStreets();
+        resolve();
+      }));
     this.map.on("click", (event) => this.#popup(event));
   }
 
@@ -97,6 +101,35 @@ export class LiveMap {
     if (box) this.view({ bbox: box }, { animate: false });
   }
 
+  /** The bundled Helsinki streets under everything else (no labels: no glyph server). */
+  #addStreets() {
+    this.map.addSource("streets", {
+      type: "geojson", data: "/basemap/streets.geojson",
+      attribution: "© OpenStreetMap contributors (ODbL)",
+    });
+    const classes = (...names) => ["in", ["get", "highway"], ["literal", names]];
+    const major = classes("primary", "primary_link", "secondary", "tertiary", "tertiary_link");
+    const minor = classes("residential", "unclassified", "service", "pedestrian", "living_street");
+    const width = (low, high) => ["interpolate", ["linear"], ["zoom"], 12, low, 17, high];
+    this.map.addLayer({
+      id: "streets-paths", type: "line", source: "streets", minzoom: 13,
+      filter: ["!", ["any", major, minor]],
+      paint: { "line-color": "#cfc8bb", "line-width": width(0.4, 1.2), "line-dasharray": [2, 1.5] },
+    });
+    for (const [id, filter, wide] of [["streets-minor", minor, 6], ["streets-major", major, 10]]) {
+      this.map.addLayer({
+        id: `${id}-casing`, type: "line", source: "streets", filter,
+        paint: { "line-color": "#d6d0c4", "line-width": width(1.5, wide + 2) },
+        layout: { "line-join": "round", "line-cap": "round" },
+      });
+      this.map.addLayer({
+        id, type: "line", source: "streets", filter,
+        paint: { "line-color": "#ffffff", "line-width": width(1, wide) },
+        layout: { "line-join": "round", "line-cap": "round" },
+      });
+    }
+  }
+
   #layerIds(id) {
     return [`${id}-fill`, `${id}-line`, `${id}-circle`];
   }
@@ -118,8 +151,9 @@ export class LiveMap {
     this.map.addLayer({
       id: `${id}-circle`, type: "circle", source: id, filter: is("Point", "MultiPoint"),
       paint: {
-        "circle-color": colour, "circle-radius": 5,
-        "circle-stroke-color": "#ffffff", "circle-stroke-width": 1.5,
+        "circle-color": colour,
+        "circle-radius": ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6],
+        "circle-stroke-color": "#ffffff", "circle-stroke-width": 1,
       },
     });
   }

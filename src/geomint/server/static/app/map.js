@@ -101,7 +101,7 @@ export class LiveMap {
     if (box) this.view({ bbox: box }, { animate: false });
   }
 
-  /** The bundled Helsinki streets under everything else (no labels: no glyph server). */
+  /** The bundled Helsinki streets under everything else, and the basemap's labels. */
   #addStreets() {
     this.map.addSource("streets", {
       type: "geojson", data: "/basemap/streets.geojson",
@@ -128,6 +128,26 @@ export class LiveMap {
         layout: { "line-join": "round", "line-cap": "round" },
       });
     }
+    // Labels are drawn in the browser from the page's own Noto Sans (the style names no
+    // glyph server, so MapLibre renders text locally), once that font has loaded.
+    document.fonts.load('400 12px "Noto Sans"').catch(() => null).then(() => this.#addLabels(major, minor));
+  }
+
+  #addLabels(major, minor) {
+    const text = { "text-font": ["Noto Sans"], "text-max-width": 8 };
+    const halo = { "text-color": "#4a4f55", "text-halo-color": "#ffffff", "text-halo-width": 1.4 };
+    this.map.addLayer({
+      id: "street-names", type: "symbol", source: "streets", minzoom: 15,
+      filter: ["all", ["has", "name"], ["any", major, minor]],
+      layout: { ...text, "text-field": ["get", "name"], "symbol-placement": "line", "text-size": 11 },
+      paint: halo,
+    });
+    this.map.addLayer({
+      id: "country-names", type: "symbol", source: "world", "source-layer": "country_labels",
+      minzoom: 2, maxzoom: 9,
+      layout: { ...text, "text-field": ["get", "name"], "text-size": 12 },
+      paint: halo,
+    });
   }
 
   #layerIds(id) {

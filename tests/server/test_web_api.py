@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import httpx
@@ -42,7 +43,7 @@ def agent(in_process: Sandbox) -> Iterator[MapAgent]:
         registry=DEFAULT_TOOLS,
         chats=Chats(MemoryStore()),
         sandbox=in_process,
-        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=50_000),
+        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=200_000),
         providers=default_providers({}),
         require_approval=["process_data"],
         owns_store=False,
@@ -167,12 +168,51 @@ def test_a_dropped_file_becomes_a_byod_entry_and_a_message(agent: MapAgent) -> N
     assert entry["sources"][0]["evidence"] == "user-supplied"
 
 
+def _geoparquet() -> bytes:
+    import io
+
+    import geopandas as gpd
+
+    frame = gpd.GeoDataFrame.from_features(_STOPS["features"], crs="EPSG:4326")
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    return buffer.getvalue()
+
+
+def _geopackage(tmp_path: Path) -> bytes:
+    import geopandas as gpd
+
+    path = tmp_path / "stops.gpkg"
+    gpd.GeoDataFrame.from_features(_STOPS["features"], crs="EPSG:4326").to_file(path)
+    return path.read_bytes()
+
+
+@pytest.mark.parametrize("kind", ["csv", "parquet", "gpkg"])
+def test_other_formats_are_read_by_intake_from_their_bytes(
+    agent: MapAgent, tmp_path: Path, kind: str
+) -> None:
+    content = {
+        "csv": lambda: bundled.demo_stops_path().read_bytes(),
+        "parquet": _geoparquet,
+        "gpkg": lambda: _geopackage(tmp_path),
+    }[kind]()
+    name = {"csv": "stops.csv", "parquet": "stops.parquet", "gpkg": "stops.gpkg"}[kind]
+    app = create_app(agent)
+    response = run(
+        _call(app, "POST", "/api/chats/formats/uploads", params={"name": name}, content=content)
+    )
+    assert response.status_code == 200, response.text
+    added = response.json()
+    assert added["features"] == (125 if kind == "csv" else 3)
+    assert len(added["geojson"]["features"]) == added["features"]
+
+
 @pytest.mark.parametrize(
     ("name", "content", "status", "says"),
     [
         ("broken.geojson", b'{"type": "Feature"', 422, "broken.geojson could not be loaded"),
         ("empty.geojson", b"", 422, "is empty"),
-        ("huge.geojson", b"x" * 50_001, 413, "50,000"),
+        ("huge.geojson", b"x" * 200_001, 413, "200,000"),
         ("table.csv", b"name,score\na,1\n", 422, "could not be loaded"),
     ],
 )

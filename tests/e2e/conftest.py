@@ -1,11 +1,11 @@
 """Fixtures for the web app's end-to-end tests: the real server and a headless Chromium.
 
 The server is ``geomint serve`` with the scripted demo model and the offline provider,
-started once per session (:mod:`tests.e2e.web_server`). Each test gets a fresh browser
-context whose requests may go only to the server: anything else is aborted and fails the
-test, as do console errors and uncaught page errors (a test that expects one says so with
-``browser_log.allow``). Without ``/usr/bin/chromium`` the tests are skipped, or fail when
-the ``CI`` environment variable is set.
+started once for this folder's tests (:mod:`tests.e2e.web_server`). Each test gets a fresh
+browser context whose requests may go only to the server: anything else is aborted and
+fails the test, as do console errors and uncaught page errors (a test that expects one
+says so with ``browser_log.allow``). Without ``/usr/bin/chromium`` the tests are skipped,
+or fail when the ``CI`` environment variable is set.
 """
 
 from __future__ import annotations
@@ -55,24 +55,28 @@ def chromium() -> Path:
     return CHROMIUM
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def server(chromium: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """The base URL of a real ``geomint serve`` (demo model, offline provider, SQLite)."""
     with running_server(tmp_path_factory.mktemp("geomint-serve")) as running:
         yield running.url
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def playwright() -> Iterator[Playwright]:
-    """Playwright's sync API, started once."""
+    """Playwright's sync API, started once for these tests.
+
+    Package-scoped, not session-scoped: while it runs, its event loop counts as running in
+    the main thread, and every later test that calls ``asyncio.run`` would fail.
+    """
     driver = sync_playwright().start()
     yield driver
     driver.stop()
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def browser(chromium: Path, playwright: Playwright) -> Iterator[Browser]:
-    """Headless Chromium, launched once per session."""
+    """Headless Chromium, launched once for these tests."""
     launched = playwright.chromium.launch(executable_path=str(chromium), args=list(BROWSER_ARGS))
     yield launched
     launched.close()

@@ -223,6 +223,7 @@ def test_a_dropped_geojson_file_becomes_a_layer_on_the_map(page: Page, shot: Sho
 
     upload = page.locator(".msg.upload[data-entry-id]")
     expect(upload).to_have_attribute("data-entry-id", "byod-1")
+    expect(upload).to_contain_text("stops.geojson")
     wait_sources(page, "entry-byod-1")
     page.wait_for_function("() => window.geomint.entryFeatures('byod-1') === 3", timeout=RUN_MS)
     assert features_on_map(page, "byod-1") == (3, 3)

@@ -340,7 +340,8 @@ class MapAgent:
         an entry the model can read on the next turn.
 
         Returns:
-            ``entry_id``, ``label``, ``format``, ``features``, ``warnings`` and ``geojson``.
+            ``name``, ``entry_id``, ``label``, ``format``, ``features``, ``warnings`` and
+            ``geojson``.
 
         Raises:
             UsageError: The file was refused; the reason says why, and nothing was stored.
@@ -369,7 +370,8 @@ class MapAgent:
                 added = await upload_layer(context, data, name)
             except ToolError as exc:
                 raise UsageError(exc.message) from None
-            part = {"kind": "upload", "name": Path(name).name[:200], **added}
+            added = {"name": Path(name).name[:200], **added}
+            part = {"kind": "upload", **added}
             self.chats.append(
                 chat_id,
                 run_id,

@@ -98,6 +98,14 @@ export class AssistantView {
     this.node.append(el("div", { class: "chart" }, canvas));
     const options = structuredClone(config.options || {});
     Object.assign(options, { animation: false, responsive: true, maintainAspectRatio: false });
+    const labels = Array.isArray(config.data.labels) ? config.data.labels.length : 0;
+    if (["bar", "line"].includes(config.type) && labels && labels <= 30) {
+      // Every category named: Chart.js would skip every other label to save room.
+      const axis = options.indexAxis === "y" ? "y" : "x";
+      options.scales = options.scales || {};
+      const scale = options.scales[axis] || {};
+      options.scales[axis] = { ...scale, ticks: { autoSkip: false, ...(scale.ticks || {}) } };
+    }
     const draw = () => {
       new window.Chart(canvas, { type: config.type, data: structuredClone(config.data), options });
       canvas.dataset.rendered = "true";

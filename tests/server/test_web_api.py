@@ -288,3 +288,39 @@ def test_a_stopped_answer_reads_back_marked_stopped(agent: MapAgent) -> None:
     chat = run(_call(create_app(agent), "GET", "/api/chats/halt")).json()
     answer = chat["messages"][-1]
     assert answer["role"] == "assistant" and answer["stopped"] is True
+
+
+def test_a_page_of_another_site_cannot_post_in_the_persons_name(agent: MapAgent) -> None:
+    app = create_app(agent)
+    body = _ask("What can you do?", "csrf")
+    for headers in (
+        {"origin": "https://evil.example"},
+        {"origin": "http://geomint.test.evil.example"},
+        {"sec-fetch-site": "cross-site"},
+    ):
+        for url, kwargs in (
+            ("/api/chat", {"json": body}),
+            ("/api/chats/csrf", {}),
+            ("/api/chats/csrf/uploads?name=a.geojson", {"content": json.dumps(_STOPS)}),
+            ("/api/chats/csrf/approvals/x", {"json": {"approved": True}}),
+        ):
+            response = run(_call(app, "POST", url, headers=headers, **kwargs))
+            assert response.status_code == 403, (url, headers)
+    assert agent.chats.store.chat_ids() == []  # nothing was created
+    same = {"origin": "http://geomint.test", "sec-fetch-site": "same-origin"}
+    assert run(_call(app, "POST", "/api/chats/csrf", headers=same)).status_code == 200
+
+
+def test_only_the_allowed_host_names_are_answered(agent: MapAgent) -> None:
+    app = create_app(agent, allowed_hosts=["127.0.0.1", "localhost", "::1"])
+
+    async def get(host: str) -> int:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url=f"http://{host}") as client:
+            return (await client.get("/api/health")).status_code
+
+    assert run(get("127.0.0.1:8000")) == 200
+    assert run(get("localhost:8000")) == 200
+    assert run(get("[::1]:8000")) == 200
+    # A domain that resolves to 127.0.0.1 (DNS rebinding) is not answered.
+    assert run(get("rebind.evil.example:8000")) == 421

@@ -41,6 +41,14 @@ def serve(
         float,
         typer.Option("--turns-per-minute", help="Chat turns and uploads per client a minute."),
     ] = 12.0,
+    allowed_host: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--allowed-host",
+            help="A host name the app answers to when it listens beyond localhost "
+            "(repeatable); by default any.",
+        ),
+    ] = None,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in a browser.")
     ] = True,
@@ -78,7 +86,15 @@ def serve(
         _fail(str(exc))
     try:
         sandbox = agent.ready()
-        app = create_app(agent, token=token, limiter=TurnLimiter(per_minute=turns_per_minute))
+        # On localhost, answer only to the loopback names: a site whose domain resolves to
+        # 127.0.0.1 must not reach the app (DNS rebinding). Elsewhere, --allowed-host.
+        hosts = [*_LOOPBACK_NAMES, host] if _is_loopback(host) else allowed_host or None
+        app = create_app(
+            agent,
+            token=token,
+            limiter=TurnLimiter(per_minute=turns_per_minute),
+            allowed_hosts=hosts,
+        )
         wildcard = host in ("0.0.0.0", "::")  # noqa: S104 - only to print a URL to open
         url = f"http://{'127.0.0.1' if wildcard else host}:{port}/"
         model = agent.model_info
@@ -93,6 +109,9 @@ def serve(
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
         agent.close()
+
+
+_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def _is_loopback(host: str) -> bool:

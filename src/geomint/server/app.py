@@ -27,10 +27,11 @@ import gzip
 import hmac
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
+from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
@@ -53,6 +54,7 @@ __all__ = ["MAX_BODY_BYTES", "TurnLimiter", "create_app"]
 MAX_BODY_BYTES: Final = 64_000
 _STATIC: Final = Path(__file__).parent / "static"
 _UPLOADS: Final = "/uploads"
+_SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 #: The page runs only its own scripts and talks only to this server (workers come from
 #: blob: URLs MapLibre makes); nothing a chat shows can load or run anything else.
 _PAGE_HEADERS: Final = {
@@ -140,6 +142,7 @@ def create_app(
     token: str | None = None,
     limiter: TurnLimiter | None = None,
     approvals: Approvals | None = None,
+    allowed_hosts: Iterable[str] | None = None,
 ) -> FastAPI:
     """The app for one agent (one store, one sandbox, one set of providers).
 
@@ -149,11 +152,31 @@ def create_app(
             (for deployments; leave it off on localhost).
         limiter: Chat turns and uploads per client (12 a minute, 4 at once by default).
         approvals: Where runs wait for a person's answer (10 minutes, then refused).
+        allowed_hosts: Host names the app answers to (``geomint serve`` on localhost passes
+            the loopback names, so a web page whose own domain resolves to 127.0.0.1
+            cannot reach it: DNS rebinding); None answers to any.
+
+    Requests that change something (POST) from a page of another origin are refused
+    whatever the hosts: a site the person visits must not ask questions, upload files or
+    answer approvals in their name.
     """
     app = FastAPI(title="geomint", version=__version__, docs_url=None, redoc_url=None)
     turns = limiter or TurnLimiter()
     waiting = approvals or Approvals()
     max_upload = agent.settings.max_upload_bytes
+    hosts = None if allowed_hosts is None else {h.lower().strip("[]") for h in allowed_hosts}
+
+    @app.middleware("http")
+    async def _same_origin(request: Request, call_next: Any) -> Any:
+        host = request.headers.get("host", "")
+        if hosts is not None and urlsplit(f"//{host}").hostname not in hosts:
+            return JSONResponse({"error": f"this server does not answer to {host!r}"}, 421)
+        if request.method not in _SAFE_METHODS:
+            origin = request.headers.get("origin")
+            cross = request.headers.get("sec-fetch-site") == "cross-site"
+            if cross or (origin is not None and urlsplit(origin).netloc != host):
+                return JSONResponse({"error": "requests from other sites are refused"}, 403)
+        return await call_next(request)
 
     @app.middleware("http")
     async def _token(request: Request, call_next: Any) -> Any:

@@ -17,7 +17,6 @@ from geomint.models.demo import DEMO_PROMPTS
 from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.state import FetchMade
-from geomint.tools import ToolContext
 
 __all__ = ["DEMO_PROMPTS", "seed_demo_chat"]
 
@@ -28,14 +27,7 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
     A chat that already has entries is left as it is.
     """
     chat_id = agent.open_chat(chat_id)
-    context = ToolContext(
-        chats=agent.chats,
-        chat_id=chat_id,
-        run_id="demo-seed",
-        sandbox=agent.sandbox,
-        settings=agent.settings,
-        providers=agent.providers,
-    )
+    context = agent.context(chat_id, "demo-seed")
     if context.workspace.entries:
         return chat_id
     for kind, name, label, data in (

@@ -258,17 +258,7 @@ class MapAgent:
                     self.on_classify(classification.as_dict())
                 except Exception:
                     _log.exception("on_classify raised")
-        context = ToolContext(
-            chats=self.chats,
-            chat_id=chat_id,
-            run_id=run_id,
-            sandbox=self.sandbox,
-            settings=self.settings,
-            cache=self._cache,
-            registry_help=self._help,
-            after_entry_written=_after_write,
-            providers=self.providers,
-        )
+        context = self.context(chat_id, run_id)
         turn = TurnTools(
             context=context,
             budget=self.settings.digest_chars,
@@ -354,17 +344,7 @@ class MapAgent:
             if kind == "entry":
                 sent.update(payload)
 
-        context = ToolContext(
-            chats=self.chats,
-            chat_id=chat_id,
-            run_id=run_id,
-            sandbox=self.sandbox,
-            settings=self.settings,
-            cache=self._cache,
-            emit=keep,
-            after_entry_written=_after_write,
-            providers=self.providers,
-        )
+        context = self.context(chat_id, run_id, emit=keep)
         async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
             try:
                 added = await upload_layer(context, data, name)
@@ -380,6 +360,22 @@ class MapAgent:
         return {**added, "geojson": sent.get("geojson")}
 
     # -- the chat ------------------------------------------------------------------------
+
+    def context(self, chat_id: str, run_id: str, **options: Any) -> ToolContext:
+        """What tools work with in one chat and run: the store, the sandbox, the
+        providers, the settings (``options`` set other ToolContext fields, e.g. ``emit``)."""
+        return ToolContext(
+            chats=self.chats,
+            chat_id=chat_id,
+            run_id=run_id,
+            sandbox=self.sandbox,
+            settings=self.settings,
+            cache=self._cache,
+            registry_help=self._help,
+            after_entry_written=_after_write,
+            providers=self.providers,
+            **options,
+        )
 
     def open_chat(self, chat_id: str | None) -> str:
         """Return the chat's id, creating the chat when it is new (or ``chat_id`` is None)."""

@@ -568,12 +568,41 @@ def test_near_miss_chart_types_get_a_suggestion_not_a_substitute(
             "data['datasets'][1]['data'] must be a list, not missing",
         ),
         ({"type": "bar", "data": {}, "options": []}, "The chart's 'options' must be a dict"),
+        (
+            {"type": "line", "data": {}, "options": {"scales": {"x": {"type": "time"}}}},
+            "options['scales']['x']['type'] is 'time'; axes can be category, linear",
+        ),
+        (
+            {
+                "type": "bar",
+                "data": {},
+                "options": {"plugins": {"legend": {"labels": {"filter": "(item) => true"}}}},
+            },
+            "options['plugins']['legend']['labels']['filter'] takes a function",
+        ),
+        (
+            {"type": "bar", "data": {}, "options": {"onClick": "alert(1)"}},
+            "options['onClick'] takes a function",
+        ),
     ],
 )
 def test_bad_charts_are_refused_with_the_fix(config: object, expected: str) -> None:
     with pytest.raises(ChartError) as info:
         validate_chart(config)
     assert expected in str(info.value)
+
+
+def test_ordinary_chart_options_pass() -> None:
+    config = {
+        "type": "bar",
+        "data": {"labels": ["a"], "datasets": [{"data": [1], "type": "line"}]},
+        "options": {
+            "indexAxis": "y",
+            "scales": {"x": {"type": "logarithmic", "ticks": {"stepSize": 1}}, "y": {}},
+            "plugins": {"legend": {"display": False}, "title": {"text": "once"}},
+        },
+    }
+    assert validate_chart(config) == config
 
 
 def test_chart_with_unconvertible_values_reports_the_path() -> None:

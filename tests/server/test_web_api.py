@@ -212,7 +212,7 @@ def test_other_formats_are_read_by_intake_from_their_bytes(
     [
         ("broken.geojson", b'{"type": "Feature"', 422, "broken.geojson could not be loaded"),
         ("empty.geojson", b"", 422, "is empty"),
-        ("huge.geojson", b"x" * 200_001, 413, "200,000"),
+        ("huge.geojson", b"x" * 200_001, 413, "Content Too Large"),
         ("table.csv", b"name,score\na,1\n", 422, "could not be loaded"),
     ],
 )
@@ -224,7 +224,7 @@ def test_a_bad_upload_is_refused_plainly_and_nothing_is_stored(
         _call(app, "POST", "/api/chats/bad/uploads", params={"name": name}, content=content)
     )
     assert response.status_code == status
-    assert says in json.dumps(response.json())
+    assert says in response.text
     assert agent.chats.store.chat_ids() == [] or not agent.chats.open("bad").entries
 
 
@@ -324,3 +324,24 @@ def test_only_the_allowed_host_names_are_answered(agent: MapAgent) -> None:
     assert run(get("[::1]:8000")) == 200
     # A domain that resolves to 127.0.0.1 (DNS rebinding) is not answered.
     assert run(get("rebind.evil.example:8000")) == 421
+
+
+def test_the_token_link_becomes_a_cookie_the_api_accepts(agent: MapAgent) -> None:
+    app = create_app(agent, token="s3cret")
+
+    async def go() -> None:
+        transport = httpx.ASGITransport(app=app)
+        async with httpx.AsyncClient(transport=transport, base_url="http://geomint.test") as c:
+            assert (await c.get("/api/chats")).status_code == 401
+            assert (await c.get("/chat/t1?token=wrong")).status_code == 401
+            login = await c.get("/chat/t1?token=s3cret")
+            assert login.status_code == 303 and login.headers["location"] == "/chat/t1"
+            cookie = login.headers["set-cookie"].lower()
+            assert "httponly" in cookie and "samesite=strict" in cookie
+            assert (await c.get("/api/chats")).status_code == 200  # the cookie now
+            c.cookies.clear()
+            assert (await c.get("/api/chats")).status_code == 401
+            bearer = {"authorization": "Bearer s3cret"}
+            assert (await c.get("/api/chats", headers=bearer)).status_code == 200
+
+    run(go())

@@ -103,6 +103,8 @@ def serve(
             if model.get("demo")
             else ""
         )
+        if token is not None:
+            url += f"?token={token}"  # opened once, it becomes a cookie (see docs/web.md)
         typer.echo(f"geomint {url} model {model.get('name')}{demo}, sandbox {sandbox}")
         if open_browser:
             webbrowser.open(url)

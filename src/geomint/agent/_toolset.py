@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import secrets
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -118,7 +119,7 @@ def _runner(
             turn.context.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
             refusal = None
             if entry.requires_approval or name in turn.require_approval:
-                refusal = await _ask(turn, name, arguments, run_ctx.tool_call_id or "")
+                refusal = await _ask(turn, name, arguments)
             if refusal is not None:
                 model, ui, failed = refusal, None, True
             else:
@@ -133,12 +134,11 @@ def _runner(
     return run
 
 
-async def _ask(
-    turn: TurnTools, name: str, arguments: dict[str, Any], call_id: str
-) -> dict[str, Any] | None:
+async def _ask(turn: TurnTools, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
     """Ask for approval; return the refusal the model reads, or None to go ahead."""
     ctx = turn.context
-    approval_id = f"{ctx.run_id}-{call_id or len(turn.calls)}"
+    # Unguessable: whoever can name a waiting approval can answer it.
+    approval_id = f"{ctx.run_id}-{secrets.token_urlsafe(9)}"
     safe = plain_json(arguments)
     request = ApprovalRequest(
         approval_id=approval_id,

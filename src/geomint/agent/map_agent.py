@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
@@ -228,6 +229,7 @@ class MapAgent:
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise UsageError("the message is empty; ask a question")
+        prompt = _valid_text(prompt)
         chat_id = self.open_chat(chat_id)
         run_id = "r-" + secrets.token_urlsafe(9)
         lock = self._chat_locks.setdefault(chat_id, asyncio.Lock())
@@ -350,7 +352,6 @@ class MapAgent:
                 added = await upload_layer(context, data, name)
             except ToolError as exc:
                 raise UsageError(exc.message) from None
-            added = {"name": Path(name).name[:200], **added}
             part = {"kind": "upload", **added}
             self.chats.append(
                 chat_id,
@@ -360,6 +361,11 @@ class MapAgent:
         return {**added, "geojson": sent.get("geojson")}
 
     # -- the chat ------------------------------------------------------------------------
+
+    def is_busy(self, chat_id: str) -> bool:
+        """Whether a run or an upload is under way in the chat (one at a time per chat)."""
+        lock = self._chat_locks.get(chat_id)
+        return lock is not None and lock.locked()
 
     def context(self, chat_id: str, run_id: str, **options: Any) -> ToolContext:
         """What tools work with in one chat and run: the store, the sandbox, the
@@ -411,6 +417,9 @@ class MapAgent:
             )
         if stopped:
             parts.append({"kind": "stopped"})
+        # A lone surrogate from the model would make the store refuse the whole answer.
+        safe = json.dumps(parts, ensure_ascii=False, default=str).encode("utf-8", "replace")
+        parts = json.loads(safe)
         with contextlib.suppress(Exception):
             self.chats.append(
                 chat_id,
@@ -432,6 +441,15 @@ class MapAgent:
 
     async def __aexit__(self, *_: object) -> None:
         self.close()
+
+
+def _valid_text(text: str) -> str:
+    """Text as it can be stored: a lone surrogate (from a model or a client) becomes '?'."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "replace").decode("utf-8")
+    return text
 
 
 async def _after_write(ctx: ToolContext, written: Any) -> None:

@@ -53,6 +53,10 @@ CHART_TYPES: Final = frozenset(
     {"bar", "line", "pie", "doughnut", "radar", "polarArea", "scatter", "bubble"}
 )
 _JOINERS: Final = "\u200d\ufe0e\ufe0f"  # zero-width joiner, variation selectors
+#: Axis types Chart.js draws with what the page ships (time axes need a date adapter).
+_SCALE_TYPES: Final = frozenset({"category", "linear", "logarithmic", "radialLinear"})
+#: Options that only take a function: JSON can only put text there, which breaks the chart.
+_FUNCTION_OPTIONS: Final = frozenset({"callbacks", "filter", "sort", "generateLabels"})
 _CHART_SHAPE: Final = "{'type': 'bar', 'data': {'labels': [...], 'datasets': [{'data': [...]}]}}"
 _CHART_ALIASES: Final = {
     "histogram": "bar", "column": "bar", "area": "line", "donut": "doughnut",
@@ -467,9 +471,34 @@ def validate_chart(value: object) -> dict[str, JsonValue]:
             raise _chart_error(f"data['datasets'][{i}]", "a dict", dataset)
         if not isinstance(dataset.get("data"), list):
             raise _chart_error(f"data['datasets'][{i}]['data']", "a list", dataset.get("data"))
-    if not isinstance(config.get("options", {}), dict):
+    options = config.get("options", {})
+    if not isinstance(options, dict):
         raise _chart_error("chart's 'options'", "a dict", config["options"])
+    _check_options(options, "options")
     return config
+
+
+def _check_options(value: JsonValue, where: str) -> None:
+    """Refuse what Chart.js cannot draw from JSON: function-only options, time axes."""
+    if isinstance(value, list):
+        for i, item in enumerate(value):
+            _check_options(item, f"{where}[{i}]")
+        return
+    if not isinstance(value, dict):
+        return
+    for key, item in value.items():
+        here = f"{where}[{key!r}]"
+        if key in _FUNCTION_OPTIONS or (key.startswith("on") and key[2:3].isupper()):
+            raise ChartError(
+                f"The chart's {here} takes a function, which a chart config cannot carry; "
+                "remove it (labels and values come from 'data')."
+            )
+        if key == "type" and where.startswith("options['scales']") and item not in _SCALE_TYPES:
+            raise ChartError(
+                f"The chart's {here} is {item!r}; axes can be "
+                f"{', '.join(sorted(_SCALE_TYPES))}. For dates, use them as category labels."
+            )
+        _check_options(item, here)
 
 
 def _chart_error(where: str, wanted: str, got: object) -> ChartError:

@@ -26,15 +26,19 @@ import functools
 import gzip
 import hmac
 import math
-import time
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Final
 from urllib.parse import urlsplit
 
 from fastapi import FastAPI, HTTPException, Request
-from fastapi.responses import FileResponse, JSONResponse, Response, StreamingResponse
+from fastapi.responses import (
+    FileResponse,
+    JSONResponse,
+    RedirectResponse,
+    Response,
+    StreamingResponse,
+)
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,24 +47,24 @@ from geomint.agent import MapAgent
 from geomint.errors import UsageError
 from geomint.providers import bundled
 from geomint.server.approvals import Approvals
+from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter, client_key
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
 from geomint.server.thread import analysis_view, chat_view
 from geomint.state.events import is_chat_id
 from geomint.store import NoSuchChatError
 
-__all__ = ["MAX_BODY_BYTES", "TurnLimiter", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "TOKEN_COOKIE", "TurnLimiter", "create_app"]
 
-#: The largest request body accepted: a chat message, not an upload.
-MAX_BODY_BYTES: Final = 64_000
+#: The cookie the access token travels in after the page was opened with ``?token=``.
+TOKEN_COOKIE: Final = "geomint_token"  # noqa: S105 - a cookie's name, not a secret
 _STATIC: Final = Path(__file__).parent / "static"
-_UPLOADS: Final = "/uploads"
 _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 #: The page runs only its own scripts and talks only to this server (workers come from
 #: blob: URLs MapLibre makes); nothing a chat shows can load or run anything else.
 _PAGE_HEADERS: Final = {
     "content-security-policy": (
         "default-src 'self'; script-src 'self'; worker-src 'self' blob:; "
-        "img-src 'self' data: blob:; style-src 'self' 'unsafe-inline'; "
+        "img-src 'self' data: blob:; style-src 'self'; "
         "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
         "frame-ancestors 'none'"
     ),
@@ -108,32 +112,14 @@ class ChatRequest(BaseModel):
             if message.role == "user":
                 text = "\n".join(p.text for p in message.parts if p.type == "text" and p.text)
                 if text.strip():
+                    try:
+                        text.encode("utf-8")
+                    except UnicodeEncodeError:
+                        raise UsageError(
+                            "the message holds text that is not valid Unicode"
+                        ) from None
                     return text
         raise UsageError("the request has no user message with text")
-
-
-@dataclass
-class TurnLimiter:
-    """Chat turns per client: a token bucket (``burst`` at once, ``per_minute`` refilled).
-
-    A turn costs model calls and sandbox time; one client must not take them all.
-    """
-
-    per_minute: float = 12.0
-    burst: int = 4
-    clock: Callable[[], float] = time.monotonic
-    _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
-
-    def wait(self, client: str) -> float:
-        """Take a turn for ``client``: 0 when allowed, else the seconds until one is."""
-        now = self.clock()
-        tokens, last = self._buckets.get(client, (float(self.burst), now))
-        tokens = min(float(self.burst), tokens + (now - last) * self.per_minute / 60)
-        if tokens >= 1:
-            self._buckets[client] = (tokens - 1, now)
-            return 0.0
-        self._buckets[client] = (tokens, now)
-        return (1 - tokens) * 60 / self.per_minute
 
 
 def create_app(
@@ -160,7 +146,16 @@ def create_app(
     whatever the hosts: a site the person visits must not ask questions, upload files or
     answer approvals in their name.
     """
-    app = FastAPI(title="geomint", version=__version__, docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="geomint",
+        version=__version__,
+        docs_url=None,
+        redoc_url=None,
+        openapi_url=None,
+        # Counted as the body arrives, with or without a Content-Length; uploads have
+        # their own limit on their route.
+        max_body_size=MAX_BODY_BYTES,
+    )
     turns = limiter or TurnLimiter()
     waiting = approvals or Approvals()
     max_upload = agent.settings.max_upload_bytes
@@ -181,28 +176,27 @@ def create_app(
     @app.middleware("http")
     async def _token(request: Request, call_next: Any) -> Any:
         if token is not None and request.url.path.startswith("/api/"):
-            given = request.headers.get("authorization", "")
-            expected = f"Bearer {token}"
-            if not hmac.compare_digest(given.encode(), expected.encode()):
+            given = request.headers.get("authorization", "").removeprefix("Bearer ")
+            given = given or request.cookies.get(TOKEN_COOKIE, "")
+            if not hmac.compare_digest(given.encode(), token.encode()):
                 return JSONResponse({"error": "a valid access token is required"}, status_code=401)
         return await call_next(request)
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next: Any) -> Any:
-        limit = max_upload if request.url.path.endswith(_UPLOADS) else MAX_BODY_BYTES
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > limit):
-            return JSONResponse({"error": f"the request body is over {limit:,} bytes"}, 413)
-        return await call_next(request)
-
     def _take_turn(request: Request) -> None:
-        client = request.client.host if request.client else "unknown"
-        wait = turns.wait(client)
+        wait = turns.wait(client_key(request.client.host if request.client else "unknown"))
         if wait > 0:
             raise HTTPException(
                 429,
                 f"too many requests at once; try again in {math.ceil(wait)} s",
                 headers={"retry-after": str(math.ceil(wait))},
+            )
+
+    def _not_busy(chat_id: str) -> None:
+        if agent.is_busy(chat_id):
+            raise HTTPException(
+                409,
+                "this chat is still answering (perhaps in another tab, or waiting for an "
+                "approval there); wait for that answer or stop it, then try again",
             )
 
     def _chat_id(chat_id: str) -> str:
@@ -212,14 +206,28 @@ def create_app(
 
     # -- the page ----------------------------------------------------------------------------
 
+    def _page(request: Request) -> Response:
+        given = request.query_params.get("token")
+        if token is None or given is None:
+            return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+        # The link `geomint serve` prints carries the token once: it becomes a cookie the
+        # page's API calls send (HttpOnly: no script reads it), and leaves the address bar.
+        if not hmac.compare_digest(given.encode(), token.encode()):
+            return JSONResponse({"error": "that access token is not this server's"}, 401)
+        response = RedirectResponse(request.url.remove_query_params("token").path, 303)
+        response.set_cookie(
+            TOKEN_COOKIE, token, httponly=True, samesite="strict", path="/", max_age=30 * 86400
+        )
+        return response
+
     @app.get("/", include_in_schema=False)
-    async def page() -> FileResponse:
-        return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+    async def page(request: Request) -> Response:
+        return _page(request)
 
     @app.get("/chat/{chat_id}", include_in_schema=False)
-    async def chat_page(chat_id: str) -> FileResponse:
+    async def chat_page(chat_id: str, request: Request) -> Response:
         _chat_id(chat_id)
-        return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+        return _page(request)
 
     # -- the API -----------------------------------------------------------------------------
 
@@ -260,9 +268,13 @@ def create_app(
             raise HTTPException(404, f"no chat {chat_id!r}") from None
 
     @app.post("/api/chats/{chat_id}")
-    async def open_chat(chat_id: str) -> dict[str, Any]:
+    async def open_chat(chat_id: str, request: Request) -> dict[str, Any]:
         """Open a chat, creating it when new (with the demo data for the demo model)."""
-        agent.open_chat(_chat_id(chat_id))
+        try:
+            agent.chats.open(_chat_id(chat_id))
+        except NoSuchChatError:
+            _take_turn(request)  # making a chat writes data: limited like a turn
+            agent.open_chat(chat_id)
         if agent.model_info.get("demo"):
             from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
 
@@ -277,6 +289,7 @@ def create_app(
             question = body.question()
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
+        _not_busy(chat_id)
         events = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
         return StreamingResponse(
             encode_sse(ui_chunks(events)), media_type="text/event-stream", headers=HEADERS
@@ -292,10 +305,10 @@ def create_app(
             )
         return {"approval_id": approval_id, "approved": body.approved}
 
-    @app.post("/api/chats/{chat_id}/uploads")
+    @app.post("/api/chats/{chat_id}/uploads", max_body_size=max_upload)
     async def upload(chat_id: str, name: str, request: Request) -> dict[str, Any]:
         _take_turn(request)
-        _chat_id(chat_id)
+        _not_busy(_chat_id(chat_id))
         chunks: list[bytes] = []
         size = 0
         async for chunk in request.stream():

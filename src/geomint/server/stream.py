@@ -9,6 +9,7 @@ parts. The chunk types are pydantic-ai's own (:mod:`pydantic_ai.ui.vercel_ai`).
 
 from __future__ import annotations
 
+import json
 import secrets
 from collections.abc import AsyncIterator
 from typing import Final
@@ -26,6 +27,7 @@ from pydantic_ai.ui.vercel_ai.response_types import (
     ToolOutputAvailableChunk,
     ToolOutputErrorChunk,
 )
+from pydantic_core import PydanticSerializationError
 
 from geomint.agent import AgentEvent
 
@@ -89,7 +91,17 @@ async def ui_chunks(events: AsyncIterator[AgentEvent]) -> AsyncIterator[BaseChun
 
 
 async def encode_sse(chunks: AsyncIterator[BaseChunk]) -> AsyncIterator[bytes]:
-    """Server-sent events: one ``data:`` line per chunk, then ``[DONE]``."""
+    """Server-sent events: one ``data:`` line per chunk, then ``[DONE]``.
+
+    Text that is not valid Unicode (a lone surrogate from a model or a file) is replaced,
+    not allowed to end the stream halfway with no ``[DONE]``.
+    """
     async for chunk in chunks:
-        yield f"data: {chunk.encode(_SDK_VERSION)}\n\n".encode()
+        try:
+            line = f"data: {chunk.encode(_SDK_VERSION)}\n\n".encode()
+        except (UnicodeEncodeError, PydanticSerializationError):
+            data = chunk.model_dump(mode="python", by_alias=True, exclude_none=True)
+            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+            line = f"data: {text}\n\n".encode("utf-8", "replace")
+        yield line
     yield b"data: [DONE]\n\n"

@@ -11,6 +11,7 @@ import asyncio
 import hashlib
 import os
 import stat
+import unicodedata
 from pathlib import Path
 from typing import Any, Final
 
@@ -199,6 +200,15 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     return out
 
 
+def printable_name(name: str) -> str:
+    """A file name as it may be shown and stored: its last part, without control or
+    format characters (NUL, newlines, escapes, bidi overrides that make ``gnp.geojson``
+    read as ``geojson.png``), at most 200 characters."""
+    base = Path(name.replace("\\", "/")).name
+    shown = "".join(c for c in base if unicodedata.category(c) not in ("Cc", "Cf", "Cs"))
+    return shown.strip()[:200] or "upload"
+
+
 async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, Any]:
     """A file the person dropped into the chat: through intake into a new byod entry.
 
@@ -208,7 +218,7 @@ async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, An
     Raises:
         ToolError: The file was refused (too big, unreadable, not geodata); nothing stored.
     """
-    name = Path(name).name[:200] or "upload"
+    name = printable_name(name)
     limit = ctx.settings.max_upload_bytes
     if len(data) > limit:
         raise ToolError(f"{name!r} is {len(data):,} bytes; the limit is {limit:,}")
@@ -225,6 +235,7 @@ async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, An
         sources=[_provenance(name, None, ctx)],
     )
     return {
+        "name": name,
         "entry_id": written.entry_id,
         "label": written.label,
         "format": layer.report.format,

@@ -19,7 +19,7 @@ const EXAMPLES = [
   "Route from the central station to the cathedral avoiding motorways",
 ];
 
-const state = { chatId: null, health: null, controller: null, current: null };
+const state = { chatId: null, health: null, controller: null, current: null, opening: 0 };
 const liveMap = new LiveMap("map");
 let markReady;
 window.geomint = {
@@ -81,14 +81,19 @@ async function loadChats() {
 
 async function openChat(chatId, { push = false } = {}) {
   if (state.controller) state.controller.abort();
+  const ticket = ++state.opening; // a later openChat wins, whichever answer comes first
   state.chatId = chatId;
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   liveMap.clear();
   // Opened, or created when new (with the demo data when the model is the demo model).
   const chat = await api(`/api/chats/${chatId}`, { method: "POST" });
+  if (ticket !== state.opening) return;
   for (const message of chat.messages) messages.append(restoreMessage(message));
-  for (const entry of chat.entries) await liveMap.setEntry(entry);
+  for (const entry of chat.entries) {
+    await liveMap.setEntry(entry);
+    if (ticket !== state.opening) return;
+  }
   if (chat.view) liveMap.view(chat.view, { animate: false });
   else liveMap.fitEntries();
   showExamples(chat.messages.length === 0);
@@ -105,11 +110,15 @@ function restoreMessage(message) {
   }
   const view = newAssistant();
   for (const part of message.parts) {
-    if (part.type === "tool") view.toolDone(part.name, part.ok);
-    else if (part.type === "text") { view.appendText(part.text); view.endText(); }
-    else if (part.type === "data-chart") view.chart(part.data);
-    else if (part.type === "data-figure") view.figure(part.data);
-    else if (part.type === "data-approval") view.approval(part.data, { live: false });
+    try {
+      if (part.type === "tool") view.toolDone(part.name, part.ok);
+      else if (part.type === "text") { view.appendText(part.text); view.endText(); }
+      else if (part.type === "data-chart") view.chart(part.data);
+      else if (part.type === "data-figure") view.figure(part.data);
+      else if (part.type === "data-approval") view.approval(part.data, { live: false });
+    } catch (error) {
+      view.error(`part of this answer could not be shown (${error.message})`);
+    }
   }
   if (message.stopped) view.stopped();
   return view.node;
@@ -152,7 +161,13 @@ async function ask() {
   const chatId = state.chatId;
   try {
     await streamTurn(chatId, text, (chunk) => {
-      if (state.chatId === chatId) onChunk(view, chunk);
+      if (state.chatId !== chatId) return;
+      try {
+        onChunk(view, chunk);
+      } catch (error) {
+        // One part the page cannot show must not stop it reading the rest of the answer.
+        view.error(`part of this answer could not be shown (${error.message})`);
+      }
       scrollDown();
     }, controller.signal);
   } catch (error) {
@@ -218,10 +233,12 @@ async function upload(file) {
   const pending = el("li", { class: "msg upload", dataset: { role: "user" }, role: "status", text: `adding ${file.name}…` });
   messages.append(pending);
   scrollDown();
+  const chatId = state.chatId;
   try {
-    const added = await api(`/api/chats/${state.chatId}/uploads?name=${encodeURIComponent(file.name)}`, {
+    const added = await api(`/api/chats/${chatId}/uploads?name=${encodeURIComponent(file.name)}`, {
       method: "POST", body: file, headers: { "content-type": "application/octet-stream" },
     });
+    if (state.chatId !== chatId) return; // the person has moved to another chat meanwhile
     pending.replaceWith(uploadMessage(added));
     await liveMap.setEntry({ ...added, kind: "byod", visible: true });
     const box = added.geojson && bboxOf(added.geojson);
@@ -277,6 +294,9 @@ async function start() {
 }
 
 start().catch((error) => {
-  messages.append(el("li", { class: "error-note", role: "alert", text: `The page could not start: ${error.message}` }));
+  const text = error.status === 401
+    ? "This server needs an access token: open the link `geomint serve` printed (it ends in ?token=…)."
+    : `The page could not start: ${error.message}`;
+  messages.append(el("li", { class: "error-note", role: "alert", text }));
   markReady(false);
 });

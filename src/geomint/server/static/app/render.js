@@ -97,7 +97,12 @@ export class AssistantView {
     const canvas = el("canvas", { role: "img", "aria-label": `chart: ${data.name || config.type}` });
     this.node.append(el("div", { class: "chart" }, canvas));
     const options = structuredClone(config.options || {});
-    Object.assign(options, { animation: false, responsive: true, maintainAspectRatio: false });
+    // The page decides how the chart is drawn: no animation, its box's size, the
+    // screen's own pixel ratio (a config asking for 30x would allocate hundreds of MB).
+    Object.assign(options, {
+      animation: false, responsive: true, maintainAspectRatio: false,
+      devicePixelRatio: window.devicePixelRatio || 1,
+    });
     const labels = Array.isArray(config.data.labels) ? config.data.labels.length : 0;
     if (["bar", "line"].includes(config.type) && labels && labels <= 30) {
       // Every category named: Chart.js would skip every other label to save room.
@@ -107,8 +112,14 @@ export class AssistantView {
       options.scales[axis] = { ...scale, ticks: { autoSkip: false, ...(scale.ticks || {}) } };
     }
     const draw = () => {
-      new window.Chart(canvas, { type: config.type, data: structuredClone(config.data), options });
-      canvas.dataset.rendered = "true";
+      try {
+        new window.Chart(canvas, { type: config.type, data: structuredClone(config.data), options });
+        canvas.dataset.rendered = "true";
+      } catch (error) {
+        // A config Chart.js cannot draw costs the chart, never the rest of the answer.
+        canvas.parentElement.remove();
+        this.error(`the chart "${data.name || config.type}" could not be drawn (${error.message})`);
+      }
     };
     if (window.Chart) draw();
     else window.addEventListener("load", draw, { once: true });

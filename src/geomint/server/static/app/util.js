@@ -60,11 +60,12 @@ export async function api(path, options = {}) {
   const response = await fetch(path, options);
   if (!response.ok) {
     let message = `${response.status} ${response.statusText}`;
+    const text = await response.text();
     try {
-      const body = await response.json();
+      const body = JSON.parse(text);
       message = body.detail || body.error || message;
     } catch {
-      // not JSON: keep the status line
+      if (text && text.length < 200) message = `${message}: ${text}`;
     }
     const error = new Error(typeof message === "string" ? message : JSON.stringify(message));
     error.status = response.status;

@@ -91,6 +91,11 @@ async function openChat(chatId, { push = false } = {}) {
   if (ticket !== state.opening) return;
   for (const message of chat.messages) messages.append(restoreMessage(message));
   for (const entry of chat.entries) {
+    if (!entry.geojson) {
+      messages.append(el("li", { class: "progress", role: "note",
+        text: `${entry.entry_id} (${entry.label}) is too large to draw again after a reload; the model can still read it.` }));
+      continue;
+    }
     await liveMap.setEntry(entry);
     if (ticket !== state.opening) return;
   }

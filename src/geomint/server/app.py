@@ -263,7 +263,8 @@ def create_app(
     @app.get("/api/chats/{chat_id}")
     async def read_chat(chat_id: str) -> dict[str, Any]:
         try:
-            return chat_view(agent.chats, _chat_id(chat_id))
+            # Off the event loop: a chat with big entries takes a while to read back.
+            return await asyncio.to_thread(chat_view, agent.chats, _chat_id(chat_id))
         except NoSuchChatError:
             raise HTTPException(404, f"no chat {chat_id!r}") from None
 
@@ -279,7 +280,7 @@ def create_app(
             from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
 
             await seed_demo_chat(agent, chat_id)
-        return chat_view(agent.chats, chat_id)
+        return await asyncio.to_thread(chat_view, agent.chats, chat_id)
 
     @app.post("/api/chat")
     async def chat(body: ChatRequest, request: Request) -> StreamingResponse:

@@ -112,6 +112,8 @@ export class AssistantView {
       options.scales[axis] = { ...scale, ticks: { autoSkip: false, ...(scale.ticks || {}) } };
     }
     const draw = () => {
+      // The shipped Noto Sans, so a chart reads the same with no system fonts installed.
+      window.Chart.defaults.font.family = '"Noto Sans", system-ui, sans-serif';
       try {
         new window.Chart(canvas, { type: config.type, data: structuredClone(config.data), options });
         canvas.dataset.rendered = "true";

@@ -18,10 +18,11 @@ from urllib.parse import urlsplit
 
 from geomint.intake._confined import Converted, convert_confined
 from geomint.intake._convert import columns_rows_shapes
+from geomint.intake._decoded import too_large
 from geomint.intake._parse import parse_json, parse_lines
 from geomint.intake._table_json import feature_collection, records
 from geomint.intake.errors import IntakeError
-from geomint.intake.formats import BINARY, sniff
+from geomint.intake.formats import BINARY, FORMATS, sniff
 from geomint.intake.geojson import normalise
 from geomint.intake.report import IntakeReport, Repair, _Builder, profile
 from geomint.intake.tabular import read_csv
@@ -138,7 +139,9 @@ def load(
         source: Raw bytes; a path; an ``http(s)://`` URL; a dict; an object with
             ``__geo_interface__``; or a GeoDataFrame.
         label: How to name the source in the report and in error messages.
-        max_bytes: Refuse sources larger than this, measured after decompression.
+        max_bytes: Refuse sources larger than this, measured after decompression, and
+            sources whose GeoJSON would be more than 20 times this (a GeoParquet or
+            CSV compresses inside itself; see ``docs/intake.md``).
         timeout_s: Budget for a download, and for reading a binary format.
         layer: Which layer of a multi-layer GeoPackage or zipped Shapefile to load.
         allowed_networks: CIDR ranges a URL may reach although they are private or
@@ -220,11 +223,21 @@ def _load_url(
 def _load_data(
     data: bytes | Path, fmt: str, name: str, max_bytes: int, timeout_s: float, layer: str | None
 ) -> Layer:
+    # Every source that arrives as bytes ends here, and each branch bounds the size of
+    # its GeoJSON (see _decoded): the child refuses a binary layer that decodes past the
+    # limit and what it sends is measured again; read_csv measures its table before it
+    # builds a feature; GeoJSON, validated, grows by a small factor at most (integers
+    # written as floats, absent properties added), far inside the limit.
     builder = _Builder(source=name, format=fmt)
     notes: list[str] = []
     values: list[Any]
     if fmt in BINARY:
         converted = _convert(data, fmt, name, max_bytes, timeout_s, layer)
+        # The child's answer is hostile output too: measured before it is parsed.
+        sent = len(converted.rows) + len(converted.floats) + len(converted.geometries)
+        problem = too_large(f"the {FORMATS[fmt]} layer", sent, max_bytes)
+        if problem:
+            raise IntakeError([problem], source=name)
         builder.source_crs = converted.crs
         for note in converted.notes:
             builder.warn(note)
@@ -235,7 +248,7 @@ def _load_data(
     else:
         raw = _read_bounded(data, max_bytes, name) if isinstance(data, Path) else data
         if fmt == "csv":
-            values = [read_csv(raw, name, notes)]
+            values = [read_csv(raw, name, notes, max_bytes=max_bytes)]
         elif fmt == "geojsonseq":
             values = parse_lines(raw, name, notes)
         else:

@@ -34,6 +34,9 @@ _CHILD_ENV = {
     "NUMEXPR_NUM_THREADS": "1",
     # Arrow's allocator starts a background thread at import unless told not to.
     "JE_ARROW_MALLOC_CONF": "background_thread:false",
+    # Arrow's allocator (mimalloc) reserves 1 GB of address space on first use, which the
+    # child's address-space cap counts as used: the cap would leave nothing for the rest.
+    "MIMALLOC_ARENA_RESERVE": "64MiB",
 }
 # How long past its own deadline the server may take to report a child it killed.
 _SERVER_GRACE_S = 5.0

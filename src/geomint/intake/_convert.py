@@ -28,6 +28,13 @@ import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from geomint.intake._decoded import (
+    FEATURE_BYTES,
+    POSITION_BYTES,
+    counted,
+    table_bytes,
+    too_large,
+)
 from geomint.intake._table_json import TableJSON, table_json
 
 __all__ = ["ConvertError", "columns_rows_shapes", "convert"]
@@ -249,8 +256,11 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
     import pyogrio  # noqa: PLC0415
 
     if fmt == "geoparquet":
+        _check_parquet_metadata(path, max_bytes)
         try:
             return gpd.read_parquet(path), [None]
+        except MemoryError:
+            raise  # the memory cap: a dictionary that decodes past it, not a damaged file
         except Exception as exc:  # Arrow raises many kinds for one meaning: unreadable
             if "Missing geo metadata" in str(exc):
                 raise ConvertError(
@@ -279,6 +289,46 @@ def _read_frame(path: Path, fmt: str, layer: str | None, scratch: Path, max_byte
         return frames[0], names
     crs = frames[0].crs
     return gpd.GeoDataFrame(pd.concat(frames, ignore_index=True), crs=crs), names
+
+
+def _check_parquet_metadata(path: Path, max_bytes: int) -> None:
+    """Refuse a Parquet file whose footer alone shows it decodes past the limit.
+
+    The footer counts the rows and the bytes of every column once decompressed, before
+    a page is read: a few kilobytes of zstd or run lengths that stand for millions of
+    rows or a gigabyte of text stop here. Values shared through a dictionary are counted
+    once in the footer; those are measured after reading (:func:`convert`).
+    """
+    import pyarrow.parquet as pq  # noqa: PLC0415
+
+    try:
+        meta = pq.ParquetFile(path).metadata
+        rows = meta.num_rows
+        uncompressed = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    except Exception:  # a damaged footer is refused, with its reason, by read_parquet
+        return
+    # A lower bound: each value is at least about half its binary width as JSON text.
+    found = rows * FEATURE_BYTES + uncompressed // 2
+    what = f"the GeoParquet file ({counted(rows, 'row')}, {uncompressed:,} bytes uncompressed)"
+    problem = too_large(what, found, max_bytes, at_least=True)
+    if problem:
+        raise ConvertError(problem)
+
+
+def _check_decoded(frame: Any, fmt: str, max_bytes: int) -> None:
+    """Refuse a layer whose features and positions alone decode past the limit.
+
+    Runs before the layer is reprojected or written out as text, which cost time and
+    memory in proportion to the coordinates.
+    """
+    import shapely  # noqa: PLC0415
+
+    positions = int(shapely.get_num_coordinates(frame.geometry.array).sum())
+    found = len(frame) * FEATURE_BYTES + positions * POSITION_BYTES
+    what = f"the {_NAMES[fmt]} ({counted(len(frame), 'feature')}, {counted(positions, 'position')})"
+    problem = too_large(what, found, max_bytes, at_least=True)
+    if problem:
+        raise ConvertError(problem)
 
 
 # How libkml says a placemark is drawn; presentation, not data.
@@ -335,11 +385,19 @@ def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
     restrict_drivers()
     path = Path(request["path"])
     fmt = request["format"]
+    max_bytes = int(request["max_bytes"])
     frame, layers = _read_frame(
-        path, fmt, request.get("layer"), Path(request["scratch"]), int(request["max_bytes"])
+        path, fmt, request.get("layer"), Path(request["scratch"]), max_bytes
     )
+    _check_decoded(frame, fmt, max_bytes)
     frame, crs, notes = _to_wgs84(frame)
     (columns, rows, float_columns, floats), shapes = columns_rows_shapes(frame)
+    # The texts are the layer: measured exactly, and refused before a byte is written.
+    found = table_bytes(len(rows) + len(floats) + len(shapes), len(frame), columns)
+    what = f"the {_NAMES[fmt]} ({counted(len(frame), 'feature')})"
+    problem = too_large(what, found, max_bytes)
+    if problem:
+        raise ConvertError(problem)
     meta = {
         "crs": crs,
         "layers": [n for n in layers if n],
@@ -384,6 +442,7 @@ def serve() -> int:
     """
     os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
     import geopandas  # noqa: F401, PLC0415 - loaded once here, inherited by every child
+    import pyarrow.dataset  # noqa: PLC0415 - what geopandas reads GeoParquet with
     import pyarrow.parquet  # noqa: F401, PLC0415
     import pyogrio  # noqa: F401, PLC0415
 

@@ -19,6 +19,7 @@ import re
 from decimal import Decimal
 from typing import Any
 
+from geomint.intake._decoded import counted, table_bytes, too_large
 from geomint.intake._table_json import feature_collection, records, table_json
 from geomint.intake.errors import IntakeError
 
@@ -30,6 +31,8 @@ _WKT = ("wkt", "geometry", "geom", "the_geom", "wkt_geom", "shape")
 _DELIMITERS = (",", ";", "\t", "|")
 _SHOWN_ROWS = 5
 _LINE_END = re.compile(r"\r\n|\r|\n")
+# What a point costs at the least as GeoJSON.
+_POINT_BYTES = len('{"type":"Point","coordinates":[0.0,0.0]}')
 
 # A number written the one way that reads back as itself: no sign but "-", no leading
 # zeros ("0" and "0.5" aside), no spaces, no thousands separators, no "-0". Plain enough
@@ -224,17 +227,22 @@ def _check_degrees(xs: Any, ys: Any, lon: str, lat: str, source: str) -> None:
         )
 
 
-def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
+def read_csv(
+    raw: bytes, source: str, notes: list[str], *, max_bytes: int | None = None
+) -> dict[str, Any]:
     """Turn CSV bytes into a FeatureCollection dict (coordinates not yet validated).
 
     Args:
         raw: The CSV bytes, UTF-8 with or without a BOM.
         source: How to name the source in messages.
         notes: Receives a note of which columns became the geometry.
+        max_bytes: The caller's input limit; the GeoJSON may be 20 times that (see
+            :mod:`~geomint.intake._decoded`). None leaves it unmeasured.
 
     Raises:
         IntakeError: Not UTF-8, no header, duplicate or missing coordinate columns,
-            ragged rows, or coordinates that are not numbers or WKT.
+            ragged rows, coordinates that are not numbers or WKT, or a table whose
+            GeoJSON would pass the limit.
     """
     import shapely  # noqa: PLC0415
 
@@ -267,26 +275,40 @@ def read_csv(raw: bytes, source: str, notes: list[str]) -> dict[str, Any]:
                 source=source,
             )
         _check_degrees(xs, ys, lon, lat, source)
-        geometries: list[Any] = [
-            None if empty else {"type": "Point", "coordinates": [x, y]}
-            for x, y, empty in zip(xs.tolist(), ys.tolist(), blank.tolist(), strict=True)
-        ]
+        shapes: list[str | None] = []
+        shape_bytes = _POINT_BYTES * int((~blank).sum())
     else:
         notes.append(f"geometries from WKT column {wkt!r} (WGS84 degrees)")
         values = frame[wkt].fillna("").to_numpy(dtype=object)
-        shapes = shapely.from_wkt(values, on_invalid="ignore")
-        bad = [i for i, (v, s) in enumerate(zip(values, shapes, strict=True)) if v and s is None]
+        parsed = shapely.from_wkt(values, on_invalid="ignore")
+        bad = [i for i, (v, s) in enumerate(zip(values, parsed, strict=True)) if v and s is None]
         if bad:
             raise IntakeError(
                 [f"{wkt!r} is not valid WKT on {_rows(bad)}; e.g. POINT (4.89 52.37)"],
                 source=source,
             )
-        geometries = [
-            json.loads(g) if g is not None and v else None
-            for g, v in zip(shapely.to_geojson(shapes).tolist(), values, strict=True)
+        shapes = [
+            g if g is not None and v else None
+            for g, v in zip(shapely.to_geojson(parsed).tolist(), values, strict=True)
         ]
+        shape_bytes = sum(len(g) for g in shapes if g is not None)
     properties = frame.drop(columns=geometry_columns)
     properties = properties.assign(**{c: _typed(properties[c]) for c in properties.columns})
     columns, rows, float_columns, floats = table_json(properties)
+    if max_bytes is not None:
+        # Measured before a feature is built: a CSV names its columns once, the GeoJSON
+        # in every feature, so a wide table of short values grows many times over.
+        found = table_bytes(len(rows) + len(floats) + shape_bytes, len(frame), columns)
+        problem = too_large(f"the CSV ({counted(len(frame), 'row')})", found, max_bytes)
+        if problem:
+            raise IntakeError([problem], source=source)
+    geometries: list[Any]
+    if lon and lat:
+        geometries = [
+            None if empty else {"type": "Point", "coordinates": [x, y]}
+            for x, y, empty in zip(xs.tolist(), ys.tolist(), blank.tolist(), strict=True)
+        ]
+    else:
+        geometries = [None if g is None else json.loads(g) for g in shapes]
     rows_of = records(columns, json.loads(rows), float_columns, json.loads(floats))
     return feature_collection(rows_of, geometries)

@@ -9,28 +9,17 @@ from typing import Any
 import httpx
 import pytest
 from tests.agent.scripted import run
+from tests.server.web import make_agent
 
 from geomint.agent import MapAgent
-from geomint.models.demo import DemoModel
-from geomint.providers import bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
 from geomint.server.app import MAX_BODY_BYTES, TurnLimiter
-from geomint.store import Chats, MemoryStore
-from geomint.tools import DEFAULT_TOOLS, ToolSettings
 
 
 @pytest.fixture
 def agent(in_process: Sandbox) -> Iterator[MapAgent]:
-    yield MapAgent(
-        model=DemoModel(),
-        registry=DEFAULT_TOOLS,
-        chats=Chats(MemoryStore()),
-        sandbox=in_process,
-        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,)),
-        providers=default_providers({}),
-        owns_store=False,
-    )
+    yield make_agent(in_process, require_approval=[])
 
 
 async def _request(agent: MapAgent, method: str, url: str, **kwargs: Any) -> httpx.Response:

@@ -7,21 +7,18 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
 from tests.agent.scripted import run
+from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_chat
-from geomint.models.demo import DemoModel
-from geomint.providers import bundled, default_providers
+from geomint.providers import bundled
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
 from geomint.server.approvals import Approvals
-from geomint.store import Chats, MemoryStore
-from geomint.tools import DEFAULT_TOOLS, ToolSettings
 
 _STOPS = {
     "type": "FeatureCollection",
@@ -38,49 +35,27 @@ _STOPS = {
 
 @pytest.fixture
 def agent(in_process: Sandbox) -> Iterator[MapAgent]:
-    yield MapAgent(
-        model=DemoModel(),
-        registry=DEFAULT_TOOLS,
-        chats=Chats(MemoryStore()),
-        sandbox=in_process,
-        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=200_000),
-        providers=default_providers({}),
-        require_approval=["process_data"],
-        owns_store=False,
-    )
-
-
-async def _call(app: Any, method: str, url: str, **kwargs: Any) -> httpx.Response:
-    transport = httpx.ASGITransport(app=app)
-    async with httpx.AsyncClient(transport=transport, base_url="http://geomint.test") as client:
-        return await client.request(method, url, **kwargs)
-
-
-def _ask(text: str, chat_id: str) -> dict[str, Any]:
-    return {
-        "id": chat_id,
-        "messages": [{"id": "m", "role": "user", "parts": [{"type": "text", "text": text}]}],
-    }
+    yield make_agent(in_process)
 
 
 def test_the_page_is_served_for_a_chat_url_with_a_strict_policy(agent: MapAgent) -> None:
     app = create_app(agent)
     for url in ("/", "/chat/c-1"):
-        response = run(_call(app, "GET", url))
+        response = run(call(app, "GET", url))
         assert response.status_code == 200
         assert '<main id="map"' in response.text
         policy = response.headers["content-security-policy"]
         assert "script-src 'self';" in policy and "connect-src 'self'" in policy
         assert "unsafe-eval" not in policy
-    assert run(_call(app, "GET", "/chat/not%20an%20id")).status_code == 422
+    assert run(call(app, "GET", "/chat/not%20an%20id")).status_code == 422
     # The page's own files are there.
     for path in ("/static/app/main.js", "/static/app/map.js", "/static/app/app.css"):
-        assert run(_call(app, "GET", path)).status_code == 200
+        assert run(call(app, "GET", path)).status_code == 200
 
 
 def test_the_basemap_streets_are_served_gzipped_from_the_bundled_graph(agent: MapAgent) -> None:
     app = create_app(agent)
-    response = run(_call(app, "GET", "/basemap/streets.geojson"))  # httpx asks for gzip
+    response = run(call(app, "GET", "/basemap/streets.geojson"))  # httpx asks for gzip
     assert response.status_code == 200
     assert response.headers["content-encoding"] == "gzip"
     assert int(response.headers["content-length"]) < 150_000
@@ -89,39 +64,37 @@ def test_the_basemap_streets_are_served_gzipped_from_the_bundled_graph(agent: Ma
     names = {f["properties"]["name"] for f in streets["features"]}
     assert "Mannerheimintie" in names
     plain = run(
-        _call(app, "GET", "/basemap/streets.geojson", headers={"accept-encoding": "identity"})
+        call(app, "GET", "/basemap/streets.geojson", headers={"accept-encoding": "identity"})
     )
     assert "content-encoding" not in plain.headers and plain.json() == streets
 
 
 def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> None:
     app = create_app(agent)
-    assert run(_call(app, "GET", "/api/chats/fresh")).status_code == 404
-    opened = run(_call(app, "POST", "/api/chats/fresh")).json()
+    assert run(call(app, "GET", "/api/chats/fresh")).status_code == 404
+    opened = run(call(app, "POST", "/api/chats/fresh")).json()
     assert [(e["entry_id"], e["visible"]) for e in opened["entries"]] == [
         ("places-1", True),
         ("geometries-1", True),
     ]
     assert len(opened["entries"][0]["geojson"]["features"]) == 1326
     assert opened["entries"][0]["sources"][0]["licence"] == "ODbL-1.0"
-    again = run(_call(app, "POST", "/api/chats/fresh")).json()
+    again = run(call(app, "POST", "/api/chats/fresh")).json()
     assert [e["entry_id"] for e in again["entries"]] == ["places-1", "geometries-1"]
     # A chat with no question yet is not listed in the sidebar.
-    assert run(_call(app, "GET", "/api/chats")).json() == []
+    assert run(call(app, "GET", "/api/chats")).json() == []
 
 
 def test_a_chat_reads_back_with_its_chart_figures_and_the_code_behind_them(
     agent: MapAgent,
 ) -> None:
     app = create_app(agent)
-    run(_call(app, "POST", "/api/chats/reload"))
+    run(call(app, "POST", "/api/chats/reload"))
     turn = run(
-        _call(
-            app, "POST", "/api/chat", json=_ask("Bar chart of these places by category", "reload")
-        )
+        call(app, "POST", "/api/chat", json=ask("Bar chart of these places by category", "reload"))
     )
     assert turn.status_code == 200
-    chat = run(_call(app, "GET", "/api/chats/reload")).json()
+    chat = run(call(app, "GET", "/api/chats/reload")).json()
     assert chat["title"] == "Bar chart of these places by category"
     question, answer = chat["messages"]
     assert question["role"] == "user" and question["parts"] == [
@@ -135,19 +108,19 @@ def test_a_chat_reads_back_with_its_chart_figures_and_the_code_behind_them(
     (card, _) = answer["parts"][3]["data"]["figures"]
     assert card["value"] == 1326 and card["unit"] == "places"
     assert card["sources"][0]["publisher"] == "OpenStreetMap contributors"
-    analysis = run(_call(app, "GET", f"/api/chats/reload/analyses/{card['minted_by']}")).json()
+    analysis = run(call(app, "GET", f"/api/chats/reload/analyses/{card['minted_by']}")).json()
     assert "Counter" in analysis["code"] or "category" in analysis["code"]
     assert analysis["inputs"] == [
         {"entry_id": "places-1", "version": 1, "label": "places in central Helsinki"}
     ]
-    assert run(_call(app, "GET", "/api/chats/reload/analyses/a99")).status_code == 404
-    assert run(_call(app, "GET", "/api/chats/nowhere/analyses/a1")).status_code == 404
+    assert run(call(app, "GET", "/api/chats/reload/analyses/a99")).status_code == 404
+    assert run(call(app, "GET", "/api/chats/nowhere/analyses/a1")).status_code == 404
 
 
 def test_a_dropped_file_becomes_a_byod_entry_and_a_message(agent: MapAgent) -> None:
     app = create_app(agent)
     response = run(
-        _call(
+        call(
             app,
             "POST",
             "/api/chats/drop/uploads",
@@ -159,7 +132,7 @@ def test_a_dropped_file_becomes_a_byod_entry_and_a_message(agent: MapAgent) -> N
     added = response.json()
     assert (added["entry_id"], added["label"], added["features"]) == ("byod-1", "stops", 3)
     assert len(added["geojson"]["features"]) == 3
-    chat = run(_call(app, "GET", "/api/chats/drop")).json()
+    chat = run(call(app, "GET", "/api/chats/drop")).json()
     (message,) = chat["messages"]
     assert message["parts"][0]["type"] == "data-upload"
     assert message["parts"][0]["data"]["entry_id"] == "byod-1"
@@ -199,7 +172,7 @@ def test_other_formats_are_read_by_intake_from_their_bytes(
     name = {"csv": "stops.csv", "parquet": "stops.parquet", "gpkg": "stops.gpkg"}[kind]
     app = create_app(agent)
     response = run(
-        _call(app, "POST", "/api/chats/formats/uploads", params={"name": name}, content=content)
+        call(app, "POST", "/api/chats/formats/uploads", params={"name": name}, content=content)
     )
     assert response.status_code == 200, response.text
     added = response.json()
@@ -221,7 +194,7 @@ def test_a_bad_upload_is_refused_plainly_and_nothing_is_stored(
 ) -> None:
     app = create_app(agent)
     response = run(
-        _call(app, "POST", "/api/chats/bad/uploads", params={"name": name}, content=content)
+        call(app, "POST", "/api/chats/bad/uploads", params={"name": name}, content=content)
     )
     assert response.status_code == status
     assert says in response.text
@@ -245,9 +218,9 @@ def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
             if event.type == "approval":
                 assert "shapely.union_all" in event.data["preview"]["code"]
                 url = f"/api/chats/{chat_id}/approvals/{event.data['approval_id']}"
-                answer = await _call(app, "POST", url, json={"approved": approved})
+                answer = await call(app, "POST", url, json={"approved": approved})
                 assert answer.status_code == 200
-                again = await _call(app, "POST", url, json={"approved": approved})
+                again = await call(app, "POST", url, json={"approved": approved})
                 assert again.status_code == 404  # answered once only
         return seen
 
@@ -256,14 +229,12 @@ def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
     run(turn("no", False))
     assert "geometries-2" not in agent.chats.open("no").entries
     for chat_id, state in (("yes", "given"), ("no", "refused")):
-        chat = run(_call(app, "GET", f"/api/chats/{chat_id}")).json()
+        chat = run(call(app, "GET", f"/api/chats/{chat_id}")).json()
         (approval,) = [
             p["data"] for p in chat["messages"][-1]["parts"] if p["type"] == "data-approval"
         ]
         assert approval["state"] == state and "union_all" in approval["preview"]["code"]
-    response = run(
-        _call(app, "POST", "/api/chats/yes/approvals/r-nothing", json={"approved": True})
-    )
+    response = run(call(app, "POST", "/api/chats/yes/approvals/r-nothing", json={"approved": True}))
     assert response.status_code == 404
 
 
@@ -285,14 +256,14 @@ def test_a_stopped_answer_reads_back_marked_stopped(agent: MapAgent) -> None:
         await stream.aclose()  # type: ignore[attr-defined]
 
     run(stop_after_first_words())
-    chat = run(_call(create_app(agent), "GET", "/api/chats/halt")).json()
+    chat = run(call(create_app(agent), "GET", "/api/chats/halt")).json()
     answer = chat["messages"][-1]
     assert answer["role"] == "assistant" and answer["stopped"] is True
 
 
 def test_a_page_of_another_site_cannot_post_in_the_persons_name(agent: MapAgent) -> None:
     app = create_app(agent)
-    body = _ask("What can you do?", "csrf")
+    body = ask("What can you do?", "csrf")
     for headers in (
         {"origin": "https://evil.example"},
         {"origin": "http://geomint.test.evil.example"},
@@ -304,11 +275,11 @@ def test_a_page_of_another_site_cannot_post_in_the_persons_name(agent: MapAgent)
             ("/api/chats/csrf/uploads?name=a.geojson", {"content": json.dumps(_STOPS)}),
             ("/api/chats/csrf/approvals/x", {"json": {"approved": True}}),
         ):
-            response = run(_call(app, "POST", url, headers=headers, **kwargs))
+            response = run(call(app, "POST", url, headers=headers, **kwargs))
             assert response.status_code == 403, (url, headers)
     assert agent.chats.store.chat_ids() == []  # nothing was created
     same = {"origin": "http://geomint.test", "sec-fetch-site": "same-origin"}
-    assert run(_call(app, "POST", "/api/chats/csrf", headers=same)).status_code == 200
+    assert run(call(app, "POST", "/api/chats/csrf", headers=same)).status_code == 200
 
 
 def test_only_the_allowed_host_names_are_answered(agent: MapAgent) -> None:

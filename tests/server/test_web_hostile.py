@@ -24,51 +24,21 @@ from typing import Any
 import httpx
 import pytest
 from tests.agent.scripted import Script, run
+from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_chat
-from geomint.models.demo import DemoModel, scripted_model
-from geomint.providers import bundled, default_providers
+from geomint.models.demo import scripted_model
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
 from geomint.server.app import MAX_BODY_BYTES, TurnLimiter
 from geomint.server.approvals import Approvals
-from geomint.store import Chats, MemoryStore, SQLiteStore
-from geomint.tools import DEFAULT_TOOLS, ToolSettings
-
-_LIMIT = 200_000  # the upload limit of these tests' agents
-
-
-def _agent(sandbox: Sandbox, model: Any = None, *, store: Any = None) -> MapAgent:
-    return MapAgent(
-        model=model or DemoModel(),
-        registry=DEFAULT_TOOLS,
-        chats=Chats(store or MemoryStore()),
-        sandbox=sandbox,
-        settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=_LIMIT),
-        providers=default_providers({}),
-        require_approval=["process_data"],
-        owns_store=False,
-    )
+from geomint.store import MemoryStore, SQLiteStore
 
 
 @pytest.fixture
 def agent(in_process: Sandbox) -> Iterator[MapAgent]:
-    yield _agent(in_process)
-
-
-async def _call(app: Any, method: str, url: str, **kwargs: Any) -> httpx.Response:
-    # Server errors come back as 500s (as a browser sees them), not as exceptions here.
-    transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-    async with httpx.AsyncClient(transport=transport, base_url="http://geomint.test") as client:
-        return await client.request(method, url, **kwargs)
-
-
-def _ask(text: str, chat_id: str) -> dict[str, Any]:
-    return {
-        "id": chat_id,
-        "messages": [{"id": "m", "role": "user", "parts": [{"type": "text", "text": text}]}],
-    }
+    yield make_agent(in_process)
 
 
 def _said(script: Script) -> Any:
@@ -82,7 +52,7 @@ def test_a_chunked_message_body_is_capped_like_one_with_a_length(agent: MapAgent
     """The 64 kB cap is checked on Content-Length only: sent chunked, with no length, a
     message of any size is read whole into memory, stored in the chat and sent to the
     model."""
-    body = json.dumps(_ask("x" * (4 * MAX_BODY_BYTES), "chunked")).encode()
+    body = json.dumps(ask("x" * (4 * MAX_BODY_BYTES), "chunked")).encode()
 
     async def chunks() -> AsyncIterator[bytes]:
         for start in range(0, len(body), 16_384):
@@ -90,7 +60,7 @@ def test_a_chunked_message_body_is_capped_like_one_with_a_length(agent: MapAgent
 
     app = create_app(agent)
     response = run(
-        _call(
+        call(
             app, "POST", "/api/chat", content=chunks(), headers={"content-type": "application/json"}
         )
     )
@@ -106,7 +76,7 @@ def test_only_the_upload_route_gets_the_upload_body_limit(agent: MapAgent) -> No
     app = create_app(agent)
     for url in ("/api/chats/c/approvals/uploads", "/api/chats/uploads"):
         response = run(
-            _call(app, "POST", url, content=body, headers={"content-type": "application/json"})
+            call(app, "POST", url, content=body, headers={"content-type": "application/json"})
         )
         assert response.status_code == 413, (url, response.status_code, response.text[:200])
 
@@ -121,12 +91,12 @@ def test_a_lone_surrogate_in_the_models_text_ends_the_stream_cleanly(
     raises on it mid-stream, the connection drops without an error or ``[DONE]``, and the
     answer is never saved."""
     script = Script(picks=[{"tools": [], "scopes": {}}], steps=["Here \ud800 is the rest."])
-    agent = _agent(in_process, _said(script))
+    agent = make_agent(in_process, _said(script))
     app = create_app(agent)
-    response = run(_call(app, "POST", "/api/chat", json=_ask("hello", "sur")))
+    response = run(call(app, "POST", "/api/chat", json=ask("hello", "sur")))
     assert response.status_code == 200
     assert response.text.endswith("data: [DONE]\n\n"), response.text[-300:]
-    chat = run(_call(app, "GET", "/api/chats/sur"))
+    chat = run(call(app, "GET", "/api/chats/sur"))
     assert chat.status_code == 200
     assert [m["role"] for m in chat.json()["messages"]] == ["user", "assistant"]
 
@@ -140,15 +110,15 @@ def test_a_lone_surrogate_in_a_question_breaks_neither_the_turn_nor_the_sidebar(
     ``GET /api/chats`` (the sidebar, which every page load reads) and the chat answer 500:
     one request breaks the page for every chat."""
     store = MemoryStore() if kind == "memory" else SQLiteStore(tmp_path / "chats.db")
-    app = create_app(_agent(in_process, store=store))
-    raw = json.dumps(_ask("What can you do? \ud800", "sur"))  # ensure_ascii: "\\ud800"
+    app = create_app(make_agent(in_process, store=store))
+    raw = json.dumps(ask("What can you do? \ud800", "sur"))  # ensure_ascii: "\\ud800"
     turn = run(
-        _call(app, "POST", "/api/chat", content=raw, headers={"content-type": "application/json"})
+        call(app, "POST", "/api/chat", content=raw, headers={"content-type": "application/json"})
     )
     # Refused (422) or answered to the end: either is fine; a broken stream is not.
     assert turn.status_code == 422 or turn.text.endswith("data: [DONE]\n\n"), turn.text[-200:]
-    assert run(_call(app, "GET", "/api/chats")).status_code == 200
-    assert run(_call(app, "GET", "/api/chats/sur")).status_code in (200, 404)
+    assert run(call(app, "GET", "/api/chats")).status_code == 200
+    assert run(call(app, "GET", "/api/chats/sur")).status_code in (200, 404)
 
 
 # -- uploads ---------------------------------------------------------------------------------
@@ -175,7 +145,7 @@ def test_a_tiny_geoparquet_that_decodes_to_megabytes_is_refused(agent: MapAgent)
     assert len(bomb) < 20_000
     app = create_app(agent)
     response = run(
-        _call(app, "POST", "/api/chats/bomb/uploads", params={"name": "a.parquet"}, content=bomb)
+        call(app, "POST", "/api/chats/bomb/uploads", params={"name": "a.parquet"}, content=bomb)
     )
     assert response.status_code in (413, 422), (response.status_code, len(response.content))
     assert not agent.chats.open("bomb").entries
@@ -204,7 +174,7 @@ def test_a_dropped_files_name_reaches_the_label_without_control_characters(
     }
     app = create_app(agent)
     response = run(
-        _call(
+        call(
             app,
             "POST",
             "/api/chats/names/uploads",
@@ -269,9 +239,9 @@ def test_a_chat_waiting_for_an_approval_answers_a_second_tab_at_once(
     async def scenario() -> httpx.Response:
         async with _pending_approval(agent, approvals, "busy"):
             if what == "turn":
-                second = _call(app, "POST", "/api/chat", json=_ask("What can you do?", "busy"))
+                second = call(app, "POST", "/api/chat", json=ask("What can you do?", "busy"))
             else:
-                second = _call(app, "POST", "/api/chats/busy/uploads?name=s.geojson", content=stops)
+                second = call(app, "POST", "/api/chats/busy/uploads?name=s.geojson", content=stops)
             try:
                 return await asyncio.wait_for(second, 3)
             except TimeoutError:
@@ -303,12 +273,12 @@ def test_creating_chats_is_rate_limited(agent: MapAgent) -> None:
     app = create_app(agent, limiter=TurnLimiter(per_minute=0.001, burst=2))
 
     async def create(count: int) -> list[int]:
-        return [(await _call(app, "POST", f"/api/chats/new-{n}")).status_code for n in range(count)]
+        return [(await call(app, "POST", f"/api/chats/new-{n}")).status_code for n in range(count)]
 
     codes = run(create(6))
     assert 429 in codes, codes
     # Opening a chat that exists (a reload, the sidebar) stays free.
-    assert run(_call(app, "POST", "/api/chats/new-0")).status_code == 200
+    assert run(call(app, "POST", "/api/chats/new-0")).status_code == 200
 
 
 # -- in the page (headless Chromium) ---------------------------------------------------------
@@ -382,7 +352,7 @@ def _chart_agent(sandbox: Sandbox, options: dict[str, Any]) -> MapAgent:
             "Here is the chart.",
         ],
     )
-    return _agent(sandbox, _said(script))
+    return make_agent(sandbox, _said(script))
 
 
 def _ask_in_page(page: Any, question: str) -> None:
@@ -463,7 +433,7 @@ def test_browser_switching_chats_quickly_shows_only_the_last_one(in_process: San
     chat and its entries replace the later chat's on the map (both have a ``byod-1``).
     The same holds for a file dropped just before switching chats."""
     script = Script(picks=[{"tools": [], "scopes": {}}], steps=["ok"])
-    agent = _agent(in_process, _said(script))
+    agent = make_agent(in_process, _said(script))
 
     def points(count: int) -> bytes:
         features = [

@@ -15,6 +15,7 @@ from typing import Annotated, Any
 
 import typer
 
+from geomint._commands._options import AgentMode, StoreUrl
 from geomint.errors import UsageError
 
 __all__ = ["demo"]
@@ -24,13 +25,8 @@ def demo(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the whole transcript as one JSON object.")
     ] = False,
-    store: Annotated[
-        str | None,
-        typer.Option("--store", help="Store URL or path (default: the SQLite default path)."),
-    ] = None,
-    mode: Annotated[
-        str, typer.Option("--mode", help="Sandbox mode: auto, isolated, restricted.")
-    ] = "auto",
+    store: StoreUrl = None,
+    mode: AgentMode = "auto",
 ) -> None:
     """Run every scripted demo prompt over the bundled Helsinki data and show what happened.
 

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from geomint._commands._options import AgentMode, StoreUrl
 from geomint.errors import UsageError
 
 __all__ = ["serve"]
@@ -22,13 +23,8 @@ __all__ = ["serve"]
 def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
-    store: Annotated[
-        str | None,
-        typer.Option("--store", help="Store URL or path (default: the SQLite default path)."),
-    ] = None,
-    mode: Annotated[
-        str, typer.Option("--mode", help="Sandbox mode: auto, isolated, restricted.")
-    ] = "auto",
+    store: StoreUrl = None,
+    mode: AgentMode = "auto",
     approve: Annotated[
         list[str] | None,
         typer.Option(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import sys
 import webbrowser
 from typing import Annotated
 
@@ -102,7 +103,7 @@ def serve(
         if token is not None:
             url += f"?token={token}"  # opened once, it becomes a cookie (see docs/web.md)
         typer.echo(f"geomint {url} model {model.get('name')}{demo}, sandbox {sandbox}")
-        if open_browser:
+        if open_browser and _has_desktop():
             webbrowser.open(url)
         uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
     finally:
@@ -110,6 +111,14 @@ def serve(
 
 
 _LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def _has_desktop() -> bool:
+    """Whether a graphical browser can open: without one, Python's webbrowser would start
+    a text browser (lynx, w3m) inside this terminal instead."""
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
 
 
 def _is_loopback(host: str) -> bool:

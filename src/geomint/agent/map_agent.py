@@ -565,6 +565,10 @@ def create_map_agent(
             with no key configured.
     """
     registry = resolve_tools(DEFAULT_TOOLS, tools, include_default_tools=include_default_tools)
+    require_approval = tuple(require_approval)
+    unknown_tools = sorted(set(require_approval) - set(registry))
+    if unknown_tools:  # before a store is opened or a sandbox started
+        raise UsageError(f"require_approval names unknown tools: {', '.join(unknown_tools)}")
     settings_in = dict(code_execution or {})
     unknown = sorted(set(settings_in) - _SANDBOX_KEYS)
     if unknown:
@@ -576,7 +580,12 @@ def create_map_agent(
         chats, owns = store, False
     else:
         chats, owns = Chats(open_store(store)), True
-    sandbox = Sandbox(**settings_in)
+    try:
+        sandbox = Sandbox(**settings_in)
+    except BaseException:
+        if owns:
+            chats.store.close()
+        raise
     sandbox.start()
     folders = (bundled.DATA_DIR,) if byod_dirs is None else tuple(Path(d) for d in byod_dirs)
     return MapAgent(

@@ -310,17 +310,11 @@ def create_app(
     async def upload(chat_id: str, name: str, request: Request) -> dict[str, Any]:
         _take_turn(request)
         _not_busy(_chat_id(chat_id))
-        chunks: list[bytes] = []
-        size = 0
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > max_upload:
-                raise HTTPException(413, f"{name!r} is over the {max_upload:,}-byte limit")
-            chunks.append(chunk)
-        if not size:
+        body = await request.body()  # capped as it arrives by the route's max_body_size
+        if not body:
             raise HTTPException(422, f"{name!r} is empty")
         try:
-            return await agent.upload(b"".join(chunks), name, chat_id=chat_id)
+            return await agent.upload(body, name, chat_id=chat_id)
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
 

@@ -21,8 +21,8 @@ def test_agent_exports() -> None:
     import geomint.tools
 
     assert sorted(geomint.agent.__all__) == sorted([
-        "AgentEvent", "ApprovalRequest", "Classification", "MapAgent", "RunResult", "classify",
-        "create_map_agent",
+        "AgentEvent", "ApprovalRequest", "Classification", "MapAgent", "RunResult",
+        "approval_preview", "classify", "create_map_agent",
     ])  # fmt: skip
     assert geomint.create_map_agent is geomint.agent.create_map_agent
     assert geomint.DEFAULT_TOOLS is geomint.tools.DEFAULT_TOOLS

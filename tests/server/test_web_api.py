@@ -234,6 +234,7 @@ def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
             p["data"] for p in chat["messages"][-1]["parts"] if p["type"] == "data-approval"
         ]
         assert approval["state"] == state and "union_all" in approval["preview"]["code"]
+        assert approval["preview"]["reads"][0]["entry_id"] == "geometries-1"  # as shown live
     response = run(call(app, "POST", "/api/chats/yes/approvals/r-nothing", json={"approved": True}))
     assert response.status_code == 404
 

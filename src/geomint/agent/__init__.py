@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from geomint.agent._toolset import approval_preview
 from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent
 from geomint.agent.map_agent import ApprovalRequest, MapAgent, RunResult, create_map_agent
@@ -12,6 +13,7 @@ __all__ = [
     "Classification",
     "MapAgent",
     "RunResult",
+    "approval_preview",
     "classify",
     "create_map_agent",
 ]

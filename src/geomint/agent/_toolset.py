@@ -28,7 +28,7 @@ from pydantic_ai import RunContext, Tool, ToolReturn
 
 from geomint.agent.events import MapEvent
 from geomint.errors import ModelFacingError
-from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, ToolFailed
+from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, Entry, ToolFailed
 from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.results import plain_json
@@ -146,7 +146,7 @@ async def _ask(turn: TurnTools, name: str, arguments: dict[str, Any]) -> dict[st
         run_id=ctx.run_id,
         tool=name,
         args=safe,
-        preview=preview(name, safe, ctx),
+        preview=approval_preview(name, safe, ctx.workspace.entries),
     )
     ctx.append([ApprovalAsked(approval_id=approval_id, tool=name, arguments=safe)])
     await ctx.emit(
@@ -178,18 +178,19 @@ async def _ask(turn: TurnTools, name: str, arguments: dict[str, Any]) -> dict[st
     }
 
 
-def preview(name: str, args: dict[str, Any], ctx: ToolContext) -> dict[str, Any]:
+def approval_preview(
+    name: str, args: Mapping[str, Any], entries: Mapping[str, Entry]
+) -> dict[str, Any]:
     """What a call would do, as far as it can be known before it runs.
 
     For a code tool: the code, the entries it would read (with their labels), and what it
     would add to the map (a new entry, or a new version of the one it replaces). Any other
-    tool shows its arguments only.
+    tool shows its arguments only. ``entries`` are the chat's, for the labels.
     """
     out: dict[str, Any] = {}
     code = args.get("code")
     if isinstance(code, str):
         out["code"] = code
-    entries = ctx.workspace.entries
     reads = [
         {"entry_id": e, "label": entries[e].latest.label}
         for key, ids in args.items()

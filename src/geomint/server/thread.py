@@ -13,6 +13,7 @@ import json
 from collections.abc import Iterable
 from typing import Any, Final
 
+from geomint.agent import approval_preview
 from geomint.state import (
     AnalysisRecorded,
     ApprovalAsked,
@@ -76,6 +77,7 @@ def _messages(chats: Chats, workspace: Workspace, events: Iterable[Event]) -> li
     messages: list[dict[str, Any]] = []
     shown: dict[str, list[dict[str, Any]]] = {}  # run id -> data parts, in order
     asked: dict[str, dict[str, Any]] = {}
+    values = {v.id: v for v in workspace.values}
     for event in events:
         body = event.body
         parts = shown.setdefault(event.run_id, [])
@@ -93,7 +95,6 @@ def _messages(chats: Chats, workspace: Workspace, events: Iterable[Event]) -> li
                     }
                 )
         elif isinstance(body, FigurePresented):
-            values = {v.id: v for v in workspace.values}
             cards = [figure_card(values[v]) for v in body.value_ids if v in values]
             parts.append({"type": "data-figure", "data": {"title": body.title, "figures": cards}})
         elif isinstance(body, ApprovalAsked):
@@ -101,9 +102,7 @@ def _messages(chats: Chats, workspace: Workspace, events: Iterable[Event]) -> li
                 "approval_id": body.approval_id,
                 "tool": body.tool,
                 "args": body.arguments,
-                "preview": {"code": body.arguments["code"]}
-                if isinstance(body.arguments.get("code"), str)
-                else {},
+                "preview": approval_preview(body.tool, body.arguments, workspace.entries),
                 "state": "pending",
             }
             parts.append({"type": "data-approval", "data": asked[body.approval_id]})

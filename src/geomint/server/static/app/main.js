@@ -2,7 +2,7 @@
 // server holds the thread, so a reload reads it back. window.geomint exposes the map and
 // the chat for the end-to-end tests and for anyone poking at the page.
 
-import { LiveMap } from "./map.js";
+import { LiveMap, bboxOf } from "./map.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
 import { api, el, newChatId } from "./util.js";
@@ -253,16 +253,6 @@ async function upload(file) {
     pending.replaceWith(uploadError(file.name, error.message));
   }
   scrollDown();
-}
-
-function bboxOf(collection) {
-  let box = null;
-  const visit = (c) => {
-    if (typeof c[0] === "number") box = box ? [Math.min(box[0], c[0]), Math.min(box[1], c[1]), Math.max(box[2], c[0]), Math.max(box[3], c[1])] : [c[0], c[1], c[0], c[1]];
-    else c.forEach(visit);
-  };
-  for (const f of collection.features || []) if (f.geometry?.coordinates) visit(f.geometry.coordinates);
-  return box;
 }
 
 let dragDepth = 0;

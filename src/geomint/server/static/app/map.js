@@ -95,8 +95,7 @@ export class LiveMap {
   fitEntries() {
     let box = null;
     for (const entryId of this.entries.keys()) {
-      const data = this.map.getSource(`entry-${entryId}`)?.serialize().data;
-      for (const feature of data?.features ?? []) box = extend(box, feature.geometry);
+      box = bboxOf(this.map.getSource(`entry-${entryId}`)?.serialize().data, box);
     }
     if (box) this.view({ bbox: box }, { animate: false });
   }
@@ -210,6 +209,12 @@ export class LiveMap {
     }
     new maplibregl.Popup({ maxWidth: "280px" }).setLngLat(event.lngLat).setDOMContent(box).addTo(this.map);
   }
+}
+
+/** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */
+export function bboxOf(collection, box = null) {
+  for (const feature of collection?.features ?? []) box = extend(box, feature.geometry);
+  return box;
 }
 
 function extend(box, geometry) {

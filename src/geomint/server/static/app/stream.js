@@ -1,5 +1,7 @@
 // Reading a turn streamed in the Vercel AI UI-message protocol (server-sent events).
 
+import { errorOf } from "./util.js";
+
 /**
  * Post the newest message and call onChunk for every chunk until the stream ends.
  * Aborting `signal` closes the connection: the server stops the run and keeps the answer
@@ -17,16 +19,7 @@ export async function streamTurn(chatId, text, onChunk, signal) {
     body: JSON.stringify(body),
     signal,
   });
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    try {
-      const detail = (await response.json()).detail;
-      if (detail) message = typeof detail === "string" ? detail : JSON.stringify(detail);
-    } catch {
-      // keep the status line
-    }
-    throw new Error(message);
-  }
+  if (!response.ok) throw await errorOf(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {

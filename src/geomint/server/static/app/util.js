@@ -56,20 +56,24 @@ export function newChatId() {
   return "c-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** The error a failed response stands for: the server's detail, else its status line. */
+export async function errorOf(response) {
+  let message = `${response.status} ${response.statusText}`;
+  const text = await response.text();
+  try {
+    const body = JSON.parse(text);
+    const detail = body.detail || body.error;
+    if (detail) message = typeof detail === "string" ? detail : JSON.stringify(detail);
+  } catch {
+    if (text && text.length < 200) message = `${message}: ${text}`;
+  }
+  const error = new Error(message);
+  error.status = response.status;
+  return error;
+}
+
 export async function api(path, options = {}) {
   const response = await fetch(path, options);
-  if (!response.ok) {
-    let message = `${response.status} ${response.statusText}`;
-    const text = await response.text();
-    try {
-      const body = JSON.parse(text);
-      message = body.detail || body.error || message;
-    } catch {
-      if (text && text.length < 200) message = `${message}: ${text}`;
-    }
-    const error = new Error(typeof message === "string" ? message : JSON.stringify(message));
-    error.status = response.status;
-    throw error;
-  }
+  if (!response.ok) throw await errorOf(response);
   return response.json();
 }

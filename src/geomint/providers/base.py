@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any, Literal, Protocol, runtime_checkable
 
 from geomint.errors import GeomintError
@@ -46,12 +46,23 @@ __all__ = [
     "Router",
     "TrafficSource",
     "TravelMode",
+    "route_summary",
 ]
 
 LonLat = tuple[float, float]
 TravelMode = Literal["car", "walk", "bike", "truck"]
 Avoid = Literal["motorways", "tolls", "ferries", "unpaved"]
 MissCode = Literal["not_found", "rate_limited", "unavailable", "unsupported", "refused"]
+
+
+def route_summary(length_m: float, duration_s: float, departure: datetime) -> dict[str, Any]:
+    """A route Feature's ``summary``, the same for every provider that computes it."""
+    return {
+        "length_m": round(length_m, 1),
+        "duration_s": round(duration_s),
+        "departure": departure.isoformat(),
+        "arrival": (departure + timedelta(seconds=duration_s)).isoformat(),
+    }
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Final
 
-from geomint.providers.base import Avoid, LonLat, TravelMode
+from geomint.providers.base import Avoid, LonLat, TravelMode, route_summary
 from geomint.providers.osm_service import NAME
 
 __all__ = [
@@ -143,12 +143,7 @@ def _feature(
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": coords},
         "properties": {
-            "summary": {
-                "length_m": round(length, 1),
-                "duration_s": round(duration),
-                "departure": departure.isoformat(),
-                "arrival": (departure + timedelta(seconds=duration)).isoformat(),
-            },
+            "summary": route_summary(length, duration, departure),
             "sections": [
                 {
                     "start_index": start,

@@ -15,7 +15,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final
 
@@ -24,7 +24,14 @@ import shapely
 
 from geomint.provenance import Provenance
 from geomint.providers import bundled
-from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
+from geomint.providers.base import (
+    Avoid,
+    Found,
+    LonLat,
+    ProviderMiss,
+    TravelMode,
+    route_summary,
+)
 
 if TYPE_CHECKING:
     from geomint.providers.offline import OfflineProvider
@@ -350,12 +357,7 @@ def route(
         "type": "Feature",
         "geometry": {"type": "LineString", "coordinates": coordinates},
         "properties": {
-            "summary": {
-                "length_m": round(length, 1),
-                "duration_s": round(duration),
-                "departure": departure.isoformat(),
-                "arrival": (departure + timedelta(seconds=duration)).isoformat(),
-            },
+            "summary": route_summary(length, duration, departure),
             "sections": sections,
             "mode": mode,
             "avoid": list(avoid),

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from geomint import confine
 from geomint.cli import app
-from geomint.sandbox import _host
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 runner = CliRunner()
@@ -78,9 +78,9 @@ def test_a_sandbox_that_cannot_start_exits_3(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def refuse(**_: object) -> None:
-        raise _host.WorkerStartError("no worker on this machine")
+        raise confine.WorkerStartError("no worker on this machine")
 
-    monkeypatch.setattr(_host, "WorkerProcess", refuse)
+    monkeypatch.setattr(confine, "WorkerProcess", refuse)
     code = _write(tmp_path, "body.py", "return 1")
     result = runner.invoke(app, ["run-code", code, "--mode", "isolated"])
     assert result.exit_code == 3

@@ -11,8 +11,9 @@ from typing import Any
 
 import pytest
 
+from geomint import confine
 from geomint.errors import SandboxUnavailableError, UsageError
-from geomint.sandbox import Sandbox, _host, _sandbox
+from geomint.sandbox import Sandbox, _sandbox
 
 LOOP_FOREVER = "i = 0\nwhile i >= 0:\n    i += 1\nreturn i"  # Gate 1 cannot see it never ends
 
@@ -34,9 +35,9 @@ def no_worker(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
     class Unstartable:
         def __init__(self, **options: Any) -> None:
             calls.append(options)
-            raise _host.WorkerStartError("no worker on this machine (test)")
+            raise confine.WorkerStartError("no worker on this machine (test)")
 
-    monkeypatch.setattr(_host, "WorkerProcess", Unstartable)
+    monkeypatch.setattr(confine, "WorkerProcess", Unstartable)
     monkeypatch.setattr(_sandbox, "_warned", set())  # each test sees its own first warning
     return calls
 

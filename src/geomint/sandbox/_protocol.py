@@ -1,4 +1,6 @@
-"""The wire between the host and a sandbox child: length-prefixed strict JSON frames.
+"""What a sandbox child says: the reply schema, checked strictly on the host.
+
+The frames it travels in are :mod:`geomint.confine._wire`.
 
 Nothing here unpickles. The reply schema is checked on the host with pydantic, in strict
 mode, with caps on every string and list: a child may have been taken over by the code
@@ -7,78 +9,13 @@ it ran, so everything it says is untrusted data to validate, never an instructio
 
 from __future__ import annotations
 
-import os
-import socket
-import struct
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-__all__ = [
-    "READY",
-    "REFUSED",
-    "ChildError",
-    "Reply",
-    "read_exact",
-    "read_frame",
-    "receive_descriptors",
-    "send_descriptors",
-    "write_frame",
-]
-
-READY: Final = b"R"
-REFUSED: Final = b"F"
-_HEADER = struct.Struct(">I")
+__all__ = ["ChildError", "Reply", "ReplyTooComplexError"]
 
 Text = Annotated[str, Field(max_length=4_000)]
-
-
-def send_descriptors(sock: socket.socket, fds: list[int]) -> None:
-    """Send the entry files a call may read: a 4-byte count carrying the descriptors."""
-    header = _HEADER.pack(len(fds))
-    if fds:
-        socket.send_fds(sock, [header], fds)
-    else:
-        sock.sendall(header)
-
-
-def receive_descriptors(sock: socket.socket, *, limit: int = 64) -> list[int]:
-    """Receive what :func:`send_descriptors` sent (the child side)."""
-    data, fds, _, _ = socket.recv_fds(sock, _HEADER.size, limit)
-    while len(data) < _HEADER.size:  # a stream may split even four bytes
-        data += read_exact(sock, _HEADER.size - len(data))
-    (count,) = _HEADER.unpack(data)
-    if count != len(fds):
-        for fd in fds:
-            os.close(fd)
-        raise EOFError(f"expected {count} descriptors, got {len(fds)}")
-    return list(fds)
-
-
-def write_frame(sock: socket.socket, payload: bytes) -> None:
-    """Send one frame: a 4-byte big-endian length, then the payload."""
-    sock.sendall(_HEADER.pack(len(payload)) + payload)
-
-
-def read_exact(sock: socket.socket, size: int) -> bytes:
-    """Read exactly ``size`` bytes, or raise :class:`EOFError` if the peer closed first."""
-    buffer = bytearray(size)
-    view = memoryview(buffer)
-    got = 0
-    while got < size:
-        n = sock.recv_into(view[got:], size - got)
-        if n == 0:
-            raise EOFError(f"peer closed after {got} of {size} bytes")
-        got += n
-    return bytes(buffer)
-
-
-def read_frame(sock: socket.socket, *, limit: int) -> bytes:
-    """Read one frame, refusing (with :class:`OverflowError`) one longer than ``limit``."""
-    (size,) = _HEADER.unpack(read_exact(sock, _HEADER.size))
-    if size > limit:
-        raise OverflowError(f"frame of {size:,} bytes is over the limit of {limit:,}")
-    return read_exact(sock, size)
 
 
 class _Strict(BaseModel):

@@ -16,8 +16,9 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import ValidationError
 
+from geomint import confine
 from geomint.errors import SandboxUnavailableError, UsageError
-from geomint.sandbox import _host, _runtime, hints
+from geomint.sandbox import _runtime, hints
 from geomint.sandbox._entries import (
     ENTRY_MARKER,
     Entry,
@@ -123,12 +124,12 @@ class SandboxResult:
 
 @dataclass(slots=True)
 class _State:
-    worker: _host.WorkerProcess | None = None
+    worker: confine.WorkerProcess | None = None
     level: str | None = None
     failed_at: float | None = None
     failure: str = ""
     starter: threading.Thread | None = None
-    spare: _host.Child | None = None
+    spare: confine.Child | None = None
     handoff: threading.Thread | None = None
     lock: threading.RLock = field(default_factory=threading.RLock)
     # Guards only `starter`, so start() never waits on `lock`, which the starting thread
@@ -289,12 +290,13 @@ class Sandbox:
             )
             return "in-process"
         try:
-            worker = _host.WorkerProcess(
+            worker = confine.WorkerProcess(
+                handler="geomint.sandbox._worker",
                 memory_mb=self.memory_mb,
                 cpu_s=math.ceil(self.timeout_s) + 1,
                 scratch_mb=self.scratch_mb,
             )
-        except _host.WorkerStartError as exc:
+        except confine.WorkerStartError as exc:
             return self._fall_back(
                 "restricted" if wanted == "isolated" else "in-process",
                 f"the sandbox worker could not start: {exc}",
@@ -330,12 +332,13 @@ class Sandbox:
             _warn_once("fallback-in-process", f"sandbox falling back to in-process: {reason}")
             return "in-process"
         try:
-            worker = _host.WorkerProcess(
+            worker = confine.WorkerProcess(
+                handler="geomint.sandbox._worker",
                 memory_mb=self.memory_mb,
                 cpu_s=math.ceil(self.timeout_s) + 1,
                 scratch_mb=self.scratch_mb,
             )
-        except _host.WorkerStartError as exc:  # the weaker mode needs a worker too
+        except confine.WorkerStartError as exc:  # the weaker mode needs a worker too
             return self._fall_back("in-process", f"{reason}; {level}: {exc}")
         _warn_once(f"fallback-{level}", f"sandbox falling back to {level}: {reason}")
         self._state.worker = worker
@@ -346,7 +349,7 @@ class Sandbox:
         """Stop the worker. Safe to call twice."""
         starter = self._state.starter
         if starter is not None and starter is not threading.current_thread():
-            starter.join(timeout=_host._START_TIMEOUT_S)
+            starter.join(timeout=60.0)
         with self._state.lock:
             self._closed = True
             self._await_handoff()
@@ -447,7 +450,7 @@ class Sandbox:
             raw = child.call(
                 payload, timeout_s=self.timeout_s, max_reply=self.max_result_bytes, fds=fds
             )
-        except (_host.WorkerStartError, _host.ChildLostError) as exc:
+        except (confine.WorkerStartError, confine.ChildLostError) as exc:
             # The worker (or the spare it made) is gone and no code of this call ran:
             # start a new worker and try once more.
             self._forget_worker()
@@ -455,18 +458,18 @@ class Sandbox:
                 raise SandboxUnavailableError(f"the sandbox worker stopped: {exc}") from exc
             level = self._ensure_started()
             return self._run_in_child(level, payload, entries, retry=False)
-        except _host.CallTimeoutError:
+        except confine.CallTimeoutError:
             return CodeError(
                 type="Timeout",
                 message=f"the code ran longer than {self.timeout_s:g} s and was stopped",
             )
-        except _host.ChildDiedError as exc:
+        except confine.ChildDiedError as exc:
             return CodeError(
                 type="WorkerDied",
                 message="the process running the code died "
                 f"before replying (memory or CPU limit, or a crash): {exc}",
             )
-        except _host.ConfinementRefusedError as exc:
+        except confine.ConfinementRefusedError as exc:
             self._state.level = None
             raise SandboxUnavailableError(
                 f"a sandbox child could not confine itself: {exc}"
@@ -494,7 +497,7 @@ class Sandbox:
         return reply
 
     def _build_ahead(
-        self, worker: _host.WorkerProcess, level: str, entries: list[Entry], reply: Reply
+        self, worker: confine.WorkerProcess, level: str, entries: list[Entry], reply: Reply
     ) -> None:
         """Hand the next spare the layers this call read, so it builds them while idle.
 
@@ -520,7 +523,7 @@ class Sandbox:
             # Off the caller's path: waiting for the worker's next fork costs milliseconds.
             try:
                 spare = worker.take_spare(level)
-            except _host.WorkerStartError:
+            except confine.WorkerStartError:
                 return
             if spare.prefetch(payload, fds):
                 self._state.spare = spare

@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from geomint.confine._layers import BASE
 from geomint.errors import SandboxUnavailableError
 from geomint.sandbox import Sandbox
 
@@ -146,6 +147,9 @@ def _plant_in_restricted_scratch(sandbox: Sandbox) -> tuple[str, str]:
     run = timed(sandbox, RECOVER + "return os.getcwd()")
     assert run.result.ok, run.describe()
     base = os.path.dirname(str(run.result.value))
+    if base == BASE:  # the child sees the template's directory through the minimal root
+        assert sandbox._state.worker is not None
+        base = sandbox._state.worker.hello["base"]
     directory = tempfile.mkdtemp(prefix="tmp-other-child-", dir=base)
     text = f"PLANTED-{secrets.token_hex(8)}"
     path = os.path.join(directory, "data.pkl")

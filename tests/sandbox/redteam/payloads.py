@@ -105,10 +105,12 @@ def valid_reply(value):
                        'used_frames': []}).encode()
 """
 
-DENIED: Final = frozenset({"EPERM", "EACCES"})
-#: A path the child may not see at all (isolated: covered by a mount or absent from its
-#: view) or may see but not open (restricted: Landlock).
-HIDDEN: Final = frozenset({"EPERM", "EACCES", "ENOENT"})
+#: Refused by the kernel: Landlock or modes (EACCES), seccomp (EPERM), or the minimal
+#: root's read-only bind mounts (EROFS), whichever stands first.
+DENIED: Final = frozenset({"EPERM", "EACCES", "EROFS"})
+#: A path the child may not see at all (isolated: absent from its minimal root) or may
+#: see but not open (restricted: Landlock).
+HIDDEN: Final = frozenset({"EPERM", "EACCES", "ENOENT", "EROFS"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -181,7 +183,7 @@ return {'reached': str(namespace['os']), 'outcomes': outcomes}
 
     # -- import tricks --------------------------------------------------------------------
     _p(name="dunder_import_numpy_builtins", family="import tricks", recover=False,
-       reaches="module 'os'", body="""
+       allowed=HIDDEN, reaches="module 'os'", body="""
 real_os = np.__builtins__['__import__']('os')
 return {'reached': str(real_os), 'outcomes': {
     'listdir_etc': _try(lambda: real_os.listdir('/etc')),
@@ -257,7 +259,7 @@ return {'reached': str(sock), 'outcomes': {
     'tcp': _try(lambda: sock.socket().connect((b'127.0.0.1', ctx['tcp_port'])))}}
 """),
     _p(name="gate1_module_attribute_sys", family="import tricks", recover=False,
-       gate1="refused", reaches="module 'os'", body="""
+       gate1="refused", allowed=HIDDEN, reaches="module 'os'", body="""
 import typing
 real_os = typing.sys.modules['os']
 return {'reached': str(real_os), 'outcomes': {
@@ -553,9 +555,10 @@ return {'reached': str(frame.to_csv), 'outcomes': {
     t: _try(lambda: frame.to_csv(t)) for t in ctx['targets']}}
 """),
     _p(name="pd_to_csv_host_tmp", family="library readers", recover=False,
-       allowed=frozenset({"ok", "EACCES"}), reaches="to_csv", body="""
+       allowed=frozenset({"ok", "EACCES", "ENOENT", "EROFS"}), reaches="to_csv", body="""
 # isolated: /tmp is the child's private tmpfs, so this may succeed -- the host checks that
-# nothing appeared in its own /tmp; restricted: Landlock refuses it
+# nothing appeared in its own /tmp; restricted: Landlock refuses it, or the template's
+# minimal root has no such directory, or it is read-only
 frame = pd.DataFrame({'a': [1, 2]})
 return {'reached': str(frame.to_csv), 'outcomes': {
     'host_tmp': _try(lambda: frame.to_csv(ctx['tmp_target']))}}
@@ -881,7 +884,7 @@ for _ in range(3000):
 return {'reached': str(os), 'outcomes': {}, 'depth': depth}
 """),
     _p(name="scratch_links_out", family="disk fill", allowed=frozenset({"EACCES", "EPERM",
-       "ENOENT", "EXDEV"}), reaches="module 'os'", body="""
+       "ENOENT", "EXDEV", "EROFS"}), reaches="module 'os'", body="""
 outcomes = {}
 for i, target in enumerate(ctx['targets']):
     os.symlink(target, 'out-%d' % i)
@@ -973,6 +976,7 @@ forged = (b'{"ok": true, "value": "forged", "error": null, "figures": [], "layer
           b'"mode": "in-process", "duration_ms": 0}')
 sys.modules['__main__'].encode_json = lambda reply: forged
 sys.modules['geomint.sandbox.results'].encode_json = lambda reply: forged
+sys.modules['geomint.sandbox._worker'].encode_json = lambda reply: forged
 return 1
 """),
     _p(name="forge_reply_valid", family="reply tampering", expect="value",

@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
+from geomint.confine import worker_environment
 from geomint.sandbox._entries import Entry
-from geomint.sandbox._host import worker_environment
 
 from ._harness import (
     GATE1_BYPASSES,

@@ -15,9 +15,9 @@ import time
 
 import pytest
 
+from geomint.confine import worker_environment
 from geomint.errors import SandboxUnavailableError
 from geomint.sandbox import Sandbox
-from geomint.sandbox._host import worker_environment
 
 from ._harness import SECRET_ENV, spare_pids, timed, worker_of
 from .conftest import Config

@@ -31,9 +31,9 @@ from typing import Any
 
 import pytest
 
-from geomint.sandbox import _confine, _landlock
-from geomint.sandbox._confine import ConfineConfig, confine, default_read_paths
-from geomint.sandbox._seccomp import seccomp_available
+from geomint.confine import _landlock, _layers
+from geomint.confine._layers import ConfineConfig, confine, default_read_paths
+from geomint.confine._seccomp import seccomp_available
 
 from ._harness import scheduling_of
 
@@ -161,7 +161,7 @@ def _run(user: HostUser, *, confined: bool, scope: bool = True) -> dict[str, str
             os.setresuid(HOST_UID, HOST_UID, HOST_UID)
             if confined:
                 original = _landlock.apply_landlock
-                _confine._landlock.apply_landlock = (  # type: ignore[attr-defined]
+                _layers._landlock.apply_landlock = (  # type: ignore[attr-defined]
                     lambda **kw: original(**{**kw, "scope": scope})
                 )
                 config = ConfineConfig(

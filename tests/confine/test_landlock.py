@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from geomint.sandbox._landlock import apply_landlock, landlock_abi
+from geomint.confine._landlock import apply_landlock, landlock_abi
 
 ABI = landlock_abi()
 

@@ -22,8 +22,8 @@ from collections.abc import Callable
 
 import pytest
 
-from geomint.sandbox import _seccomp
-from geomint.sandbox._seccomp import install_seccomp_filter, seccomp_available
+from geomint.confine import _seccomp
+from geomint.confine._seccomp import install_seccomp_filter, seccomp_available
 
 pytestmark = pytest.mark.isolation
 needs_seccomp = pytest.mark.skipif(

@@ -1,9 +1,9 @@
-"""Gate 2, on the host: start the worker, take confined children, call them, kill them.
+"""On the host: start a template, take confined children from it, call them, kill them.
 
 The host owns the wall clock. A call that overruns is ended with SIGKILL through a pidfd
 (no pid reuse race, no signal handler in the child to defeat); the worker lives on and
 the next spare child is already confining itself. The host reads at most a capped reply
-and hands it to the schema check; nothing the child says is trusted.
+and hands it to the caller's schema check; nothing the child says is trusted.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Final
 
-from geomint.sandbox import _protocol
+from geomint.confine import _wire as _protocol
 
 __all__ = [
     "CallTimeoutError",
@@ -39,7 +39,7 @@ _START_TIMEOUT_S: Final = 60.0
 
 
 class WorkerStartError(RuntimeError):
-    """The worker process could not start or confine a child on this machine."""
+    """The template process could not start or confine a child on this machine."""
 
 
 class CallTimeoutError(TimeoutError):
@@ -178,16 +178,38 @@ class Child:
 
 
 class WorkerProcess:
-    """The template worker: exec'd once, forks one confined child per call."""
+    """A template process: exec'd once, forks one confined child per call.
 
-    def __init__(self, *, memory_mb: int, cpu_s: int, scratch_mb: int) -> None:
+    Args:
+        handler: The module the template imports; its ``prepare(settings)`` runs once
+            and its ``serve(sock, state, report)`` in every confined child.
+        memory_mb: Each child's address-space budget on top of its own size.
+        cpu_s: Each child's CPU seconds (the host's wall clock normally acts first).
+        scratch_mb: Each child's private scratch, and its largest file.
+        settings: More for the handler's ``prepare``: JSON values only.
+    """
+
+    def __init__(
+        self,
+        *,
+        handler: str,
+        memory_mb: int,
+        cpu_s: int,
+        scratch_mb: int,
+        settings: dict[str, Any] | None = None,
+    ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        settings = json.dumps({"memory_mb": memory_mb, "cpu_s": cpu_s, "scratch_mb": scratch_mb})
+        config = {
+            **(settings or {}),
+            "memory_mb": memory_mb,
+            "cpu_s": cpu_s,
+            "scratch_mb": scratch_mb,
+        }
         self._log = tempfile.TemporaryFile()  # noqa: SIM115 - kept for error reports
         try:
             self.process = subprocess.Popen(  # noqa: S603 - our own interpreter and module
-                [sys.executable, "-I", "-m", "geomint.sandbox._worker",
-                 str(theirs.fileno()), settings],
+                [sys.executable, "-I", "-m", "geomint.confine._template",
+                 str(theirs.fileno()), handler, json.dumps(config)],
                 pass_fds=[theirs.fileno()],
                 env=worker_environment(),
                 stdin=subprocess.DEVNULL,
@@ -270,12 +292,10 @@ class WorkerProcess:
         self._remove_base()
 
     def _remove_base(self) -> None:
-        """Delete the worker's directory if it died before it could (SIGKILL, OOM)."""
-        if self.process.returncode == 0:
-            return  # a worker that ended itself already handed its directory to rm
+        """Delete the template's directory: it empties it itself, unless it was killed."""
         base = str(getattr(self, "hello", {}).get("base") or "")
         name = os.path.basename(os.path.normpath(base))
-        if not (os.path.isabs(base) and name.startswith("geomint-sandbox-")):
+        if not (os.path.isabs(base) and name.startswith("geomint-confine-")):
             return  # not a directory the worker could have made: leave it alone
         if os.path.isdir(base):
             # ``rm`` walks a tree of any depth (the children's scratch) without recursion.

@@ -1,11 +1,17 @@
-"""Gate 2, inside the child: confine a freshly forked process before any request exists.
+"""Confine a freshly forked process before it reads anything hostile.
 
-The order matters and is the point of this module:
+Two steps, in two processes. :func:`enter_minimal_root` runs once in a template process
+(:mod:`geomint.confine._template`): it enters a mount namespace of its own and pivots into
+a root that holds only read-only bind mounts of the interpreter and the libraries, an
+empty mount point for scratch and the null and random devices. There is no ``/proc``,
+``/sys``, ``/dev/shm``, ``/tmp`` of the host or home directory to see, so not even file
+names and sizes of the host's files (which Landlock does not mediate) reach a child.
+Every child forked from that template starts in that view, and :func:`confine` does the
+rest, in an order that is the point of this module:
 
 1. new session, parent-death signal, every descriptor closed but the call's socket;
-2. namespaces (network, mount, IPC, UTS) — no interface, so no egress; a private tmpfs
-   as scratch and as ``/tmp``; ``/proc`` and ``/dev/shm`` covered by empty read-only
-   mounts so no other process's environment or memory can be read;
+2. namespaces (network, mount, IPC, UTS) — no interface, so no egress; a private
+   size-capped tmpfs as scratch;
 3. resource limits (address space = own size + budget, CPU seconds, file size, open
    files, processes, no core files);
 4. ``no_new_privs``, Landlock (read-only interpreter and libraries, read-write scratch,
@@ -28,9 +34,17 @@ import sys
 from dataclasses import dataclass, field
 from typing import Final
 
-from geomint.sandbox import _landlock, _seccomp
+from geomint.confine import _landlock, _seccomp
 
-__all__ = ["ConfineConfig", "ConfinementError", "confine", "default_read_paths"]
+__all__ = [
+    "ConfineConfig",
+    "ConfinementError",
+    "confine",
+    "default_read_paths",
+    "enter_minimal_root",
+    "own_address_space",
+    "prefer_as_oom_victim",
+]
 
 _CLONE_NEWNS: Final = 0x00020000
 _CLONE_NEWUTS: Final = 0x04000000
@@ -50,6 +64,8 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
                         ctypes.c_char_p]  # fmt: skip
 _libc.unshare.argtypes = [ctypes.c_int]
+_libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+_libc.syscall.restype = ctypes.c_long
 _libc.prctl.argtypes = [ctypes.c_int, ctypes.c_ulong, ctypes.c_ulong, ctypes.c_ulong,
                         ctypes.c_ulong]  # fmt: skip
 
@@ -65,15 +81,17 @@ class ConfineConfig:
     Attributes:
         level: ``"isolated"`` applies every layer and fails if a required one is
             missing; ``"restricted"`` applies what the platform allows.
-        memory_mb: Address-space budget on top of the worker's own size.
+        memory_mb: Address-space budget on top of the process's own size.
         cpu_s: CPU seconds before SIGXCPU (the host's wall clock normally acts first).
         scratch_mb: Size of the private scratch tmpfs (and the largest file).
-        scratch_dir: Restricted mode: a fresh directory of this child's to work in.
-            Isolated mode: where to mount the private scratch tmpfs when ``/tmp`` itself
-            cannot be covered (it holds the interpreter); otherwise ``/tmp`` is used.
+        scratch_dir: Isolated mode: the mount point of the private scratch tmpfs inside
+            the minimal root. Restricted mode: a fresh directory of this child's.
         read_paths: Directories the child may read (interpreter, libraries, data).
         nofile: Open descriptors allowed.
         nproc: Threads allowed (counted per uid after the drop).
+        own_size: The process's address space when it was forked, in bytes; 0 reads it
+            from ``/proc`` (which a minimal root does not have: the template measures it).
+        minimal_root: The template pivoted into a minimal root (required for isolated).
     """
 
     level: str
@@ -84,15 +102,16 @@ class ConfineConfig:
     read_paths: tuple[str, ...] = field(default_factory=tuple)
     nofile: int = 64
     nproc: int = 64
+    own_size: int = 0
+    minimal_root: bool = False
 
 
 def default_read_paths() -> tuple[str, ...]:
     """Directories holding the interpreter, the libraries and their data files."""
-    import geomint  # noqa: PLC0415 - only to locate our own sources
-
     candidates = {
         sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix,
-        os.path.dirname(os.path.dirname(os.path.abspath(geomint.__file__))),
+        # the folder holding the geomint package (src/ of a checkout, or site-packages)
+        os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))),
         "/usr/lib", "/usr/lib64", "/lib", "/lib64", "/usr/share/zoneinfo",
         "/usr/share/proj", "/etc/localtime", "/dev/null", "/dev/urandom",
     }  # fmt: skip
@@ -124,13 +143,19 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
         os._exit(1)
     _prctl(_PR_SET_DUMPABLE, 0)  # no ptrace or /proc/<pid>/mem access by same-uid peers
     _close_descriptors(keep_fd)
-    own_size = _own_address_space()
+    own_size = config.own_size or own_address_space()
 
     report["netns"] = report["mountns"] = False
     if isolated:
+        if not (config.minimal_root and config.scratch_dir):
+            raise ConfinementError(
+                errno.EPERM, "isolated mode needs the template's minimal root, which it lacks"
+            )
         _unshare(_CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS)
         report["netns"] = True
-        scratch = _private_mounts(config)
+        scratch = config.scratch_dir
+        opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={_NOBODY},gid={_NOBODY}"
+        _mount("geomint-scratch", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts)
         report["mountns"] = True
     else:
         # Restricted mode is for platforms without namespaces: a fresh directory the
@@ -205,37 +230,79 @@ def _mount(source: str, target: str, fstype: str | None, flags: int, data: str =
         raise ConfinementError(err, f"mount {target} failed: {os.strerror(err)}")
 
 
-_HIDDEN: Final = ("/tmp", "/proc", "/dev/shm", "/run", "/var/tmp", "/root", "/home")  # noqa: S108
+_MS_BIND: Final = 0x1000
+_MS_REMOUNT: Final = 0x20
+_MNT_DETACH: Final = 2
+_SYS_PIVOT_ROOT: Final = {"x86_64": 155, "aarch64": 41, "arm64": 41}
+#: Where each child mounts its scratch tmpfs inside the minimal root.
+SCRATCH: Final = "/scratch"
+#: Where the template's own directory (restricted children's scratch) appears in it.
+BASE: Final = "/geomint-base"
+_DEVICES: Final = ("/dev/null", "/dev/urandom")
 
 
-def _private_mounts(config: ConfineConfig) -> str:
-    """Scratch on a private size-capped tmpfs; shared and per-user places out of reach.
+def enter_minimal_root(read_paths: tuple[str, ...], base: str) -> None:
+    """Move the calling process into its own mount namespace rooted in a minimal tree.
 
-    A place that holds a read path (a checkout under ``/tmp`` or ``/home``) stays visible,
-    since hiding it would hide the interpreter; Landlock still keeps the child out of the
-    rest of it. Returns the scratch directory.
+    The new root is a small tmpfs holding read-only bind mounts of ``read_paths`` (each at
+    its own path, so the interpreter finds its libraries where it left them), the null
+    and random devices, an empty ``/scratch`` for the children's private tmpfs, and
+    ``base`` read-write at ``/geomint-base``. ``/tmp`` is a link to ``/scratch`` unless a
+    read path lies beneath it (a checkout under ``/tmp``). Call it in a single-threaded
+    template that has imported everything it will need; afterwards it sees no ``/proc``.
+
+    Raises:
+        ConfinementError: A namespace, mount or the pivot was refused; the process is
+            then in an unspecified mount state and should not fork isolated children.
     """
+    _unshare(_CLONE_NEWNS)
     _mount("none", "/", None, _MS_REC | _MS_PRIVATE)
-    needed = [os.path.realpath(p) for p in config.read_paths]
-
-    def holds_read_path(place: str) -> bool:
-        return any(p == place or p.startswith(place.rstrip("/") + "/") for p in needed)
-
-    hidden = _MS_RDONLY | _MS_NOSUID | _MS_NODEV | _MS_NOEXEC
-    scratch = config.scratch_dir
-    for path in _HIDDEN:
-        if not os.path.isdir(path) or holds_read_path(path):
+    root = os.path.join(base, "root")
+    os.makedirs(root, exist_ok=True)
+    _mount("geomint-root", root, "tmpfs", _MS_NOSUID, "size=1m,nr_inodes=4096,mode=0755")
+    bound: list[str] = []
+    for path in sorted({os.path.realpath(p) for p in read_paths} - set(_DEVICES), key=len):
+        if not os.path.exists(path) or any(path.startswith(b.rstrip("/") + "/") for b in bound):
             continue
-        if path == "/tmp":  # noqa: S108 - the private tmpfs below becomes the child's /tmp
-            scratch = path
-            continue
-        _mount("geomint-hidden", path, "tmpfs", hidden, "size=4k,nr_inodes=16,mode=0555")
-    if not scratch:
-        raise ConfinementError(errno.EINVAL, "no place for scratch: /tmp holds the "
-                               "interpreter and no scratch directory was given")  # fmt: skip
-    opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={_NOBODY},gid={_NOBODY}"
-    _mount("geomint-scratch", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts)
-    return scratch
+        _bind(path, root + path, read_only=True)
+        bound.append(path)
+    for link in read_paths:  # /lib -> usr/lib and the like: the same link inside
+        target = root + link
+        if os.path.islink(link) and not os.path.lexists(target):
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.symlink(os.readlink(link), target)
+    for device in _DEVICES:
+        _bind(device, root + device, read_only=False)
+    os.mkdir(root + SCRATCH, 0o755)
+    tmp = root + "/tmp"  # noqa: S108 - inside the new root: the children's scratch
+    if not os.path.lexists(tmp):
+        os.symlink(SCRATCH.lstrip("/"), tmp)
+    _bind(base, root + BASE, read_only=False, recursive=False)
+    old = os.path.join(root, "old-root")
+    os.mkdir(old, 0o700)
+    if _libc.syscall(_SYS_PIVOT_ROOT[os.uname().machine], root.encode(), old.encode()) != 0:
+        err = ctypes.get_errno()
+        raise ConfinementError(err, f"pivot_root failed: {os.strerror(err)}")
+    os.chdir("/")
+    if _libc.umount2(b"/old-root", _MNT_DETACH) != 0:
+        err = ctypes.get_errno()
+        raise ConfinementError(err, f"detaching the old root failed: {os.strerror(err)}")
+    os.rmdir("/old-root")
+    _mount("none", "/", None, _MS_REMOUNT | _MS_RDONLY | _MS_NOSUID)
+
+
+def _bind(source: str, target: str, *, read_only: bool, recursive: bool = True) -> None:
+    if os.path.isdir(source):
+        os.makedirs(target, exist_ok=True)
+    else:
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "ab"):
+            pass
+    _mount(source, target, None, _MS_BIND | (_MS_REC if recursive else 0))
+    flags = _MS_REMOUNT | _MS_BIND | _MS_NOSUID
+    if read_only:
+        flags |= _MS_RDONLY | _MS_NODEV
+    _mount("none", target, None, flags)
 
 
 def _close_descriptors(keep_fd: int) -> None:
@@ -249,7 +316,22 @@ def _close_descriptors(keep_fd: int) -> None:
     os.closerange(keep_fd + 1, 65536)
 
 
-def _own_address_space() -> int:
+def prefer_as_oom_victim() -> bool:
+    """Make the calling process (and what it forks) the kernel's first choice to kill.
+
+    The children hold hostile workloads; when memory runs out the host should outlive
+    them. Raising one's own ``oom_score_adj`` needs no privilege.
+    """
+    try:
+        with open("/proc/self/oom_score_adj", "w", encoding="ascii") as handle:
+            handle.write("1000")
+    except OSError:
+        return False
+    return True
+
+
+def own_address_space() -> int:
+    """The calling process's virtual size in bytes (1 GiB when it cannot be read)."""
     try:
         with open("/proc/self/statm", "rb") as handle:
             pages = int(handle.read().split()[0])

@@ -66,6 +66,12 @@ DENY_EPERM: tuple[str, ...] = (
     "iopl", "ioperm", "syslog", "quotactl", "quotactl_fd", "vhangup", "uselib",
     # device nodes
     "mknod", "mknodat",
+    # memory the address-space limit does not count: a memfd's pages belong to the file,
+    # not to the mapping, so a child with a 256 MB budget held 3.8 GB through them
+    "memfd_create", "memfd_secret",
+    # watching files: Landlock does not mediate inotify, which would tell the names of
+    # files the host creates and deletes beneath a read path
+    "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_mark",
     # extended attributes: Landlock does not mediate them, so they would let code write
     # data into any host file its uid may write (a channel that outlives the call)
     "setxattr", "lsetxattr", "fsetxattr", "removexattr", "lremovexattr", "fremovexattr",
@@ -152,7 +158,8 @@ SYSCALLS_X86_64: dict[str, int] = {
     "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442, "quotactl_fd": 443,
     "landlock_create_ruleset": 444, "landlock_add_rule": 445, "landlock_restrict_self": 446,
     "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
-    "open_tree_attr": 467,
+    "open_tree_attr": 467, "memfd_create": 319, "memfd_secret": 447, "inotify_init": 253,
+    "inotify_add_watch": 254, "inotify_init1": 294, "fanotify_mark": 301,
 }  # fmt: skip
 
 #: aarch64, from include/uapi/asm-generic/unistd.h. No fork, vfork, mknod, iopl,
@@ -183,7 +190,8 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "clone3": 435, "pidfd_getfd": 438, "process_madvise": 440, "mount_setattr": 442,
     "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
     "landlock_restrict_self": 446, "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463,
-    "removexattrat": 466, "open_tree_attr": 467,
+    "removexattrat": 466, "open_tree_attr": 467, "memfd_create": 279, "memfd_secret": 447,
+    "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_mark": 263,
 }  # fmt: skip
 
 AUDIT_ARCH_X86_64 = 0xC000_003E

@@ -7,10 +7,12 @@ import io
 import socket
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
 
 import geopandas as gpd
+import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
@@ -18,6 +20,7 @@ import shapely
 
 from geomint.intake import IntakeError, load
 from geomint.intake._confined import _crash_text
+from geomint.intake.tabular import _wkt_depths, read_csv
 
 DAMAGED = "it is damaged, incomplete or not what its name says: export it again"
 
@@ -325,8 +328,6 @@ def test_csv_refused(tmp_path: Path, data: bytes, message: str) -> None:
 
 
 def test_a_csv_of_100k_rows_stays_fast() -> None:
-    import time
-
     rows = "".join(
         f"{i},place {i},0{i % 9000 + 1000},52.{i},4.{i},{i / 7}\n" for i in range(100_000)
     )
@@ -340,6 +341,83 @@ def test_a_csv_of_100k_rows_stays_fast() -> None:
         "postcode": "01001",
         "value": 1 / 7,
     }
+
+
+def _nested_wkt(parentheses: int) -> str:
+    """A point inside GEOMETRYCOLLECTIONs, its parentheses nested that many deep."""
+    collections = parentheses - 1
+    return "GEOMETRYCOLLECTION (" * collections + "POINT (1 2)" + ")" * collections
+
+
+def _deep_message(parentheses: int, where: str = "line 2") -> str:
+    return (
+        f"'wkt' holds WKT nested {parentheses:,} parentheses deep on {where}, past the limit "
+        "of 64; no real geometry nests that deep, so the CSV is refused as hostile or corrupt"
+    )
+
+
+@pytest.mark.parametrize("parentheses", [2_001, 30_001])
+def test_deeply_nested_wkt_is_refused_before_geos_reads_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, parentheses: int
+) -> None:
+    # Unchecked, GEOS's recursive WKT reader crashes the process at 30,000 levels, and
+    # at 2,000 to_geojson takes seconds before json.loads raises RecursionError.
+    load(b"id,wkt\n1,POINT (1 2)\n", label="warm.csv")  # imports pandas, Arrow's CSV
+
+    def from_wkt(*args: object, **kwargs: object) -> None:
+        raise AssertionError("shapely.from_wkt was called on the hostile WKT")
+
+    monkeypatch.setattr(shapely, "from_wkt", from_wkt)
+    raw = f'id,wkt\n1,"POINT (4.9 52.3)"\n2,"{_nested_wkt(parentheses)}"\n'.encode()
+    started = time.perf_counter()
+    message = _refusal(tmp_path, "deep.csv", raw)
+    assert time.perf_counter() - started < 1
+    assert message == _deep_message(parentheses, "line 3")
+
+
+def test_wkt_nested_64_deep_is_read_and_65_deep_refused() -> None:
+    notes: list[str] = []
+    layer = read_csv(f'id,wkt\n1,"{_nested_wkt(64)}"\n'.encode(), "a.csv", notes)
+    geometry = layer["features"][0]["geometry"]
+    for _ in range(63):
+        assert geometry["type"] == "GeometryCollection"
+        (geometry,) = geometry["geometries"]
+    assert geometry == {"type": "Point", "coordinates": [1.0, 2.0]}
+    with pytest.raises(IntakeError) as caught:
+        read_csv(f'id,wkt\n1,"{_nested_wkt(65)}"\n'.encode(), "a.csv", notes)
+    assert str(caught.value) == f"Cannot load a.csv: {_deep_message(65)}"
+    rows = "".join(f'{i},"{_nested_wkt(65 + i)}"\n' for i in range(7))
+    with pytest.raises(IntakeError) as caught:
+        read_csv(f"id,wkt\n{rows}".encode(), "a.csv", notes)
+    assert str(caught.value).endswith(
+        "nested up to 71 parentheses deep on lines 2, 3, 4, 5, 6 and 2 more, past the limit "
+        "of 64; no real geometry nests that deep, so the CSV is refused as hostile or corrupt"
+    )
+
+
+def test_a_realistic_nested_wkt_loads() -> None:
+    squares = "((0 0, 1 0, 1 1, 0 1, 0 0)), ((2 0, 3 0, 3 1, 2 1, 2 0))"
+    wkt = f"GEOMETRYCOLLECTION (GEOMETRYCOLLECTION (MULTIPOLYGON ({squares})), POINT (4 5))"
+    (feature,) = load(f'id,wkt\n1,"{wkt}"\n'.encode(), label="a.csv").data["features"]
+    polygons, point = feature["geometry"]["geometries"]  # the inner collection flattened
+    assert len(polygons["coordinates"]) == 2
+    assert point == {"type": "Point", "coordinates": [4.0, 5.0]}
+
+
+def test_an_unbalanced_wkt_value_does_not_deepen_the_next() -> None:
+    values = ["((((", "POINT (1 2)", "))))", "POLYGON ((0 0, 1 0, 0 1, 0 0))", "", "é(é(", "x"]
+    assert _wkt_depths(np.array(values, dtype=object)).tolist() == [4, 1, 0, 2, 0, 2, 0]
+    # Counted across rows, line 3 would be 40 + 31 = 71 deep and refused as too deep.
+    raw = f'id,wkt\n1,"{"GEOMETRYCOLLECTION (" * 40}"\n2,"{_nested_wkt(31)}"\n'.encode()
+    with pytest.raises(IntakeError) as caught:
+        read_csv(raw, "a.csv", [])
+    assert str(caught.value) == (
+        "Cannot load a.csv: 'wkt' is not valid WKT on line 2; e.g. POINT (4.89 52.37)"
+    )
+    raw = f'id,wkt\n1,"))))"\n2,"{_nested_wkt(65)}"\n'.encode()
+    with pytest.raises(IntakeError) as caught:
+        read_csv(raw, "a.csv", [])
+    assert str(caught.value) == f"Cannot load a.csv: {_deep_message(65, 'line 3')}"
 
 
 @pytest.mark.parametrize(

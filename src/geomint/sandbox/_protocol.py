@@ -13,7 +13,7 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-__all__ = ["ChildError", "Reply", "ReplyTooComplexError"]
+__all__ = ["MAX_VALUES", "ChildError", "Reply", "ReplyTooComplexError", "count_values"]
 
 Text = Annotated[str, Field(max_length=4_000)]
 
@@ -50,13 +50,29 @@ class LayerRecord(_Strict):
     line: Annotated[int, Field(ge=0)]
 
 
-#: Most lists and objects a reply may open: a 500,000-point layer as GeoJSON is about
-#: 2.5 million; what this many cost to decode stays in the hundreds of megabytes.
-MAX_CONTAINERS: Final = 4_000_000
+#: Most JSON values a reply may hold, counted from its bytes before anything is decoded
+#: (:func:`count_values`): every number, string, ``true``/``false``/``null``, list and
+#: object counts, and so does every object key. A 500,000-point layer as GeoJSON with one
+#: property is 8.5 million. The reply byte cap alone does not bound what decoding costs:
+#: 60 MB of ``0.5,`` is 15 million floats, over a gigabyte in the host. At this budget
+#: the host's decode peaks near 1.1 GB and takes up to about 8 s for the costliest shapes
+#: measured (one-key objects, one-item lists, GeoJSON); docs/sandbox.md has the figures.
+MAX_VALUES: Final = 10_000_000
 
 
 class ReplyTooComplexError(ValueError):
-    """A reply too deeply built of containers to decode safely."""
+    """A reply holding more JSON values than the host decodes (:data:`MAX_VALUES`)."""
+
+
+def count_values(data: bytes) -> int:
+    """Bound the number of JSON values and object keys in ``data`` from above, cheaply.
+
+    A list or object of ``n`` items has ``n - 1`` commas, so the values in a document are
+    at most its commas plus its opening brackets plus one (the document itself), and its
+    keys are at most its colons. The same bytes inside strings are counted too, which can
+    only over-estimate. Four byte scans: about 0.25 s for 60 MB.
+    """
+    return data.count(b",") + data.count(b":") + data.count(b"[") + data.count(b"{") + 1
 
 
 class Reply(_Strict):
@@ -79,17 +95,18 @@ class Reply(_Strict):
         """Validate a reply from JSON bytes (a child) or a dict (the in-process mode).
 
         Raises:
-            ReplyTooComplexError: The bytes open more lists and objects than
-                :data:`MAX_CONTAINERS`: 64 MB of ``[]`` would otherwise decode into two
-                gigabytes of empty lists in the host before any schema check.
+            ReplyTooComplexError: The bytes may hold more than :data:`MAX_VALUES` values
+                (:func:`count_values`): each costs the host up to about 100 bytes while
+                decoding, so 60 MB of small numbers would otherwise take over a gigabyte
+                before any schema check.
             pydantic.ValidationError: The reply does not match the protocol.
         """
         if isinstance(data, bytes):
-            # Counts brackets inside strings too: an over-estimate, never an under-one.
-            opened = data.count(b"[") + data.count(b"{")
-            if opened > MAX_CONTAINERS:
+            counted = count_values(data)
+            if counted > MAX_VALUES:
                 raise ReplyTooComplexError(
-                    f"the result holds over {MAX_CONTAINERS:,} lists and objects"
+                    f"the result holds about {counted:,} JSON values (numbers, strings, "
+                    f"keys, lists and objects), over the limit of {MAX_VALUES:,}"
                 )
             return cls.model_validate_json(data)
         return cls.model_validate(data)

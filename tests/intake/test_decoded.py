@@ -17,10 +17,9 @@ import numpy as np
 import pytest
 import shapely
 
-from geomint import intake
-from geomint.intake import IntakeError, load
-from geomint.intake._confined import Converted
+from geomint.intake import IntakeError, _pipeline, load
 from geomint.intake._decoded import EXPANSION, table_bytes
+from geomint.intake._pipeline import Converted
 
 ADVICE = "pass a larger max_bytes if that is expected, or send fewer rows or columns"
 
@@ -144,9 +143,9 @@ def test_a_wide_wkt_csv_that_decodes_past_the_limit_is_refused() -> None:
 
 
 def test_the_readers_answer_is_measured_again_before_it_is_parsed(
-    monkeypatch: pytest.MonkeyPatch,
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    """The confined reader is not trusted: an answer past the limit is not parsed."""
+    """The binary reader's parts are measured before they are parsed (in the child)."""
     answer = Converted(
         columns=["note"],
         float_columns=[],
@@ -157,8 +156,13 @@ def test_the_readers_answer_is_measured_again_before_it_is_parsed(
         layers=(),
         notes=(),
     )
-    monkeypatch.setattr(intake, "_convert", lambda *args: answer)
-    problem = _refusal(b"PAR1" + bytes(100), "a.parquet", max_bytes=100_000)
+    monkeypatch.setattr(_pipeline, "_convert", lambda *args: answer)
+    with pytest.raises(IntakeError) as caught:
+        _pipeline.judge(
+            b"PAR1" + bytes(100), "geoparquet", "a.parquet", max_bytes=100_000, layer=None,
+            scratch=tmp_path,
+        )  # fmt: skip
+    (problem,) = caught.value.problems
     assert problem == (
         "the GeoParquet layer decodes to about 3,000,014 bytes of GeoJSON, "
         + _limit(100_000)

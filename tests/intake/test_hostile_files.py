@@ -4,9 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
-import socket
-import subprocess
-import sys
+import os
 import time
 import zipfile
 from pathlib import Path
@@ -18,8 +16,8 @@ import pyarrow.parquet as pq
 import pytest
 import shapely
 
-from geomint.intake import IntakeError, load
-from geomint.intake._confined import _crash_text
+from geomint.intake import IntakeError, _confined, confinement_level, load
+from geomint.intake._confined import _answer
 from geomint.intake.tabular import _wkt_depths, read_csv
 
 DAMAGED = "it is damaged, incomplete or not what its name says: export it again"
@@ -253,48 +251,34 @@ def test_shapefile_without_prj(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("code", "stderr", "message"),
+    ("reply", "message"),
     [
-        (-11, b"", "the reader stopped on SIGSEGV while parsing the file; the file is corrupt"),
-        (-24, b"", "reading the file used up its CPU time and was stopped"),
-        (1, b"Traceback\nMemoryError", "reading the file needed more than 1,024 MB"),
-        (1, b"Traceback\nOSError: boom", "the reader failed (OSError: boom)"),
+        ("died", "the reader stopped while parsing the file (it crashed, or went past its 1,024"),
+        ("timeout", "reading the file took longer than 3 s and was stopped; pass a larger"),
+        ("overflow", "the reader's answer was larger than the layer may be; the file is refused"),
+        (b"[[[", "the reader's answer was malformed; the file is refused"),
+        (b"[" * 100_000 + b"]" * 100_000, "the reader's answer was malformed"),
+        (b'{"ok": false, "problems": [1]}', "the reader's answer was malformed"),
+        (b'{"ok": false, "memory": true}', "reading the file needed more than 1,024 MB"),
+        (b'{"ok": true, "data": {"type": "FeatureCollection", "features": []}, "report": {}}',
+         "the reader's answer was malformed"),
     ],
-)
-def test_a_crashing_reader_becomes_a_refusal(code: int, stderr: bytes, message: str) -> None:
-    done = subprocess.CompletedProcess(args=[], returncode=code, stdout=b"", stderr=stderr)
-    assert _crash_text(done, 1024).startswith(message)
+)  # fmt: skip
+def test_a_reader_that_crashed_or_lied_becomes_a_refusal(reply: bytes | str, message: str) -> None:
+    with pytest.raises(IntakeError) as caught:
+        _answer(reply, "towns.gpkg", 1024, 3)
+    assert str(caught.value).startswith(f"Cannot load towns.gpkg: {message}")
 
 
-def test_the_reader_child_has_no_network(tmp_path: Path, gpkg: bytes) -> None:
-    from geomint.intake._confined import _CHILD_ENV, convert_confined
-
-    path = tmp_path / "towns.gpkg"
-    path.write_bytes(gpkg)
-    converted = convert_confined(
-        path, "gpkg", source="towns", layer=None, max_bytes=10_000_000, timeout_s=30
-    )
-    bare = "import ctypes; print(ctypes.CDLL(None).unshare(0x10000000 | 0x40000000))"
-    probe_ns = subprocess.run([sys.executable, "-I", "-c", bare], capture_output=True, check=False)
-    if probe_ns.stdout.strip() != b"0":
-        pytest.skip("this kernel gives a bare process no user namespace")
-    # Namespaces work here, so the reader must have used them (a thread pool started
-    # before unshare would make it fail with EINVAL and leave the network reachable).
-    assert converted.network == "none: a new network namespace"
-    # And a process isolated the same way cannot reach a server on this machine.
-    with socket.create_server(("127.0.0.1", 0)) as server:
-        port = server.getsockname()[1]
-        probe = (
-            "import socket\n"
-            "from geomint.intake._convert import _isolate\n"
-            "_isolate({'memory_mb': 512, 'cpu_s': 5, 'max_bytes': 1000})\n"
-            f"socket.create_connection(('127.0.0.1', {port}), timeout=2)\n"
-        )
-        done = subprocess.run(
-            [sys.executable, "-I", "-c", probe], env=_CHILD_ENV, capture_output=True, check=False
-        )
-    assert done.returncode != 0
-    assert b"Network is unreachable" in done.stderr or b"Connection refused" in done.stderr
+@pytest.mark.isolation
+@pytest.mark.skipif(os.geteuid() != 0, reason="the isolated level needs root")
+def test_the_reader_children_are_isolated() -> None:
+    assert confinement_level() == "isolated"
+    worker = _confined._READER._worker
+    assert worker is not None
+    probe = worker.probe("isolated")
+    assert probe["netns"] and probe["mountns"] and probe["seccomp"] and probe["uid_drop"]
+    assert probe["landlock"] > 0 and probe["oom_victim"]
 
 
 @pytest.mark.parametrize(

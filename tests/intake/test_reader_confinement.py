@@ -52,11 +52,13 @@ def test_only_the_intake_drivers_are_registered_in_the_child() -> None:
     import subprocess
     import sys
 
-    from geomint.intake._confined import _CHILD_ENV
+    from geomint.confine import worker_environment
+    from geomint.intake._confined import _ENVIRONMENT
 
     probe = "from geomint.intake._convert import restrict_drivers; print(restrict_drivers())"
+    env = {**worker_environment(), **_ENVIRONMENT}
     done = subprocess.run(
-        [sys.executable, "-I", "-c", probe], env=_CHILD_ENV, capture_output=True, check=True
+        [sys.executable, "-I", "-c", probe], env=env, capture_output=True, check=True
     )
     assert done.stdout.decode().strip() == (
         "drivers: ESRI Shapefile, FlatGeobuf, GPKG, KML, LIBKML"
@@ -84,14 +86,16 @@ def test_waiting_for_a_busy_reader_counts_against_timeout_s(tmp_path: Path) -> N
 
     path = tmp_path / "towns.gpkg"
     gpd.GeoDataFrame({"n": [1]}, geometry=[shapely.Point(4.9, 52.4)], crs=4326).to_file(path)
-    _confined._SERVER._lock.acquire()  # another file is being read
+    for _ in range(_confined.MAX_CHILDREN):  # other files are being read
+        _confined._READER.turn(1)
     try:
         started = time.perf_counter()
         with pytest.raises(IntakeError, match="the reader was busy with other files"):
             load(path, timeout_s=0.5)
         assert time.perf_counter() - started < 2
     finally:
-        _confined._SERVER._lock.release()
+        for _ in range(_confined.MAX_CHILDREN):
+            _confined._READER.done()
     assert load(path).report.feature_count == 1
 
 

@@ -187,6 +187,8 @@ class WorkerProcess:
         cpu_s: Each child's CPU seconds (the host's wall clock normally acts first).
         scratch_mb: Each child's private scratch, and its largest file.
         settings: More for the handler's ``prepare``: JSON values only.
+        environment: Variables the template needs beyond :func:`worker_environment`
+            (never secrets: every child inherits them).
     """
 
     def __init__(
@@ -197,6 +199,7 @@ class WorkerProcess:
         cpu_s: int,
         scratch_mb: int,
         settings: dict[str, Any] | None = None,
+        environment: dict[str, str] | None = None,
     ) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         config = {
@@ -211,7 +214,7 @@ class WorkerProcess:
                 [sys.executable, "-I", "-m", "geomint.confine._template",
                  str(theirs.fileno()), handler, json.dumps(config)],
                 pass_fds=[theirs.fileno()],
-                env=worker_environment(),
+                env={**worker_environment(), **(environment or {})},
                 stdin=subprocess.DEVNULL,
                 stdout=self._log,
                 stderr=self._log,
@@ -250,9 +253,16 @@ class WorkerProcess:
         """Whether the worker process is still running."""
         return self.process.poll() is None
 
-    def request_spare(self, level: str) -> None:
-        """Ask for the next child now, so it confines itself while the host does other work."""
-        self.ctrl.send(b"Si" if level == "isolated" else b"Sr")
+    def request_spare(self, level: str, limits: dict[str, int] | None = None) -> None:
+        """Ask for the next child now, so it confines itself while the host does other work.
+
+        Args:
+            level: ``"isolated"`` or ``"restricted"``.
+            limits: This child's own ``memory_mb``, ``cpu_s`` or ``scratch_mb``, in place
+                of the template's.
+        """
+        message = b"Si" if level == "isolated" else b"Sr"
+        self.ctrl.send(message + (json.dumps(limits).encode() if limits else b""))
         self.pending += 1
 
     def take_spare(self, level: str, *, timeout_s: float = 10.0) -> Child:

@@ -208,12 +208,20 @@ def main(argv: list[str]) -> int:
                 os.close(fd)
             if ctrl.fileno() not in readable:
                 continue
-            message = ctrl.recv(64)
+            message = ctrl.recv(1024)
             if not message:
                 return 0
-            if message not in _SPAWN:
+            if message[:2] not in _SPAWN:
                 return 2  # the host speaks this protocol only; anything else is a bug
-            config = configs[_SPAWN[message]]
+            config = configs[_SPAWN[message[:2]]]
+            if len(message) > 2:  # this child's own limits (intake sizes them per file)
+                limits = json.loads(message[2:])
+                config = replace(
+                    config,
+                    memory_mb=int(limits.get("memory_mb", config.memory_mb)),
+                    cpu_s=int(limits.get("cpu_s", config.cpu_s)),
+                    scratch_mb=int(limits.get("scratch_mb", config.scratch_mb)),
+                )
             child_dir = ""
             if config.level == "restricted":
                 config = _restricted(config, base)

@@ -7,29 +7,39 @@ that says what is wrong, where, and what to do. What it repaired on the way is i
 
 from __future__ import annotations
 
+import asyncio
+import functools
 import json
 import stat
-import tempfile
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from geomint.intake._confined import Converted, convert_confined
+from geomint.intake._confined import MAX_CHILDREN, confinement_level, judge_confined
 from geomint.intake._convert import columns_rows_shapes
-from geomint.intake._decoded import too_large
-from geomint.intake._parse import parse_json, parse_lines
+from geomint.intake._decoded import EXPANSION
+from geomint.intake._parse import TOO_DEEP
 from geomint.intake._table_json import feature_collection, records
 from geomint.intake.errors import IntakeError
-from geomint.intake.formats import BINARY, FORMATS, sniff
-from geomint.intake.geojson import normalise
-from geomint.intake.report import IntakeReport, Repair, _Builder, profile
-from geomint.intake.tabular import read_csv
+from geomint.intake.formats import sniff
+from geomint.intake.report import IntakeReport, Repair, profile
 
-__all__ = ["IntakeError", "IntakeReport", "Layer", "Repair", "load"]
+__all__ = [
+    "IntakeError",
+    "IntakeReport",
+    "Layer",
+    "Repair",
+    "aload",
+    "confinement_level",
+    "load",
+    "offload",
+]
 
 _HEAD = 4096
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,20 +82,6 @@ def _read_path(path: Path, max_bytes: int) -> tuple[bytes, int]:
             return handle.read(_HEAD), info.st_size
     except OSError as exc:
         raise IntakeError([f"cannot read the file: {exc.strerror}"], source=str(path)) from None
-
-
-def _read_bounded(path: Path, max_bytes: int, source: str) -> bytes:
-    """Read a whole file, refusing it if it grew past ``max_bytes`` since it was sized."""
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1)
-    except OSError as exc:
-        raise IntakeError([f"cannot read the file: {exc.strerror}"], source=source) from None
-    if len(raw) > max_bytes:
-        raise IntakeError(
-            [f"file grew past the {max_bytes:,}-byte limit while being read"], source=source
-        )
-    return raw
 
 
 def _in_memory(source: Any) -> Any:
@@ -142,7 +138,8 @@ def load(
         max_bytes: Refuse sources larger than this, measured after decompression, and
             sources whose GeoJSON would be more than 20 times this (a GeoParquet or
             CSV compresses inside itself; see ``docs/intake.md``).
-        timeout_s: Budget for a download, and for reading a binary format.
+        timeout_s: Budget for a download, and again for judging the source (parsing,
+            validating and repairing it in the confined child).
         layer: Which layer of a multi-layer GeoPackage or zipped Shapefile to load.
         allowed_networks: CIDR ranges a URL may reach although they are private or
             loopback (an intranet data server); public addresses are always allowed.
@@ -173,9 +170,91 @@ def load(
         fmt = _sniff(raw[:_HEAD], name, label or "", "")
         return _load_data(raw, fmt, name, max_bytes, timeout_s, layer)
     name = label or f"in-memory {type(source).__name__}"
-    builder = _Builder(source=name, format="geojson" if isinstance(source, dict) else "object")
-    builder.source_crs = _crs_name(source)
-    return _finish([_in_memory(source)], builder, name)
+    crs = _crs_name(source)
+    value = _in_memory(source)
+    try:
+        text = json.dumps(value, default=_not_json).encode("utf-8", "surrogatepass")
+    except RecursionError:
+        _refuse_too_deep(value, name, crs)
+        raise  # not reached: the walk refuses what nests past the recursion limit
+    except (TypeError, ValueError) as exc:
+        raise IntakeError([f"cannot read the object as GeoJSON: {exc}"], source=name) from None
+    if len(text) > max_bytes * EXPANSION:
+        raise IntakeError(
+            [f"the object is {len(text):,} bytes as GeoJSON, over {max_bytes * EXPANSION:,}"],
+            source=name,
+        )
+    values, report = judge_confined(
+        text,
+        "geojson",
+        name=name,
+        max_bytes=max(max_bytes, len(text)),
+        timeout_s=timeout_s,
+        format_name="geojson" if isinstance(source, dict) else "object",
+        source_crs=crs,
+    )
+    return Layer(data=values, report=report)
+
+
+def _refuse_too_deep(value: Any, name: str, crs: str | None) -> None:
+    """Refuse an object nested past the interpreter's recursion limit, saying where.
+
+    Such an object cannot become JSON text for the child. The walk finds the place: it
+    stops at 64 levels, long before any repair could run, so its cost is bounded by the
+    size of the object and it is done here.
+    """
+    from geomint.intake.geojson import normalise  # noqa: PLC0415
+    from geomint.intake.report import _Builder  # noqa: PLC0415
+
+    _, problems = normalise([value], _Builder(source=name, source_crs=crs))
+    raise IntakeError(problems or [TOO_DEEP], source=name)
+
+
+def _not_json(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return list(value)
+    item = getattr(value, "item", None)  # numpy scalars
+    if callable(item):
+        return item()
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+# The threads only wait for a confined child (and decode its answer): a dedicated pool, so
+# slow sources queue here instead of filling the event loop's default executor.
+_POOL = ThreadPoolExecutor(max_workers=MAX_CHILDREN + 2, thread_name_prefix="geomint-intake")
+
+
+async def aload(
+    source: bytes | str | Path | dict[str, Any] | Any,
+    *,
+    label: str | None = None,
+    max_bytes: int = 25_000_000,
+    timeout_s: float = 15.0,
+    layer: str | None = None,
+    allowed_networks: Sequence[str] = (),
+    veto: Callable[[str], str | None] | None = None,
+) -> Layer:
+    """Load a source without blocking the event loop (see :func:`load`).
+
+    The work runs on intake's own bounded thread pool, whose threads wait for the
+    confined child; a slow source costs its own request, never the loop's executor.
+    """
+    call = functools.partial(
+        load,
+        source,
+        label=label,
+        max_bytes=max_bytes,
+        timeout_s=timeout_s,
+        layer=layer,
+        allowed_networks=allowed_networks,
+        veto=veto,
+    )
+    return await asyncio.get_running_loop().run_in_executor(_POOL, call)
+
+
+async def offload(function: Callable[..., T], *args: Any) -> T:
+    """Run ``function(*args)``, which loads through intake, on intake's own thread pool."""
+    return await asyncio.get_running_loop().run_in_executor(_POOL, function, *args)
 
 
 def _crs_name(source: Any) -> str | None:
@@ -223,63 +302,10 @@ def _load_url(
 def _load_data(
     data: bytes | Path, fmt: str, name: str, max_bytes: int, timeout_s: float, layer: str | None
 ) -> Layer:
-    # Every source that arrives as bytes ends here, and each branch bounds the size of
-    # its GeoJSON (see _decoded): the child refuses a binary layer that decodes past the
-    # limit and what it sends is measured again; read_csv measures its table before it
-    # builds a feature; GeoJSON, validated, grows by a small factor at most (integers
-    # written as floats, absent properties added), far inside the limit.
-    builder = _Builder(source=name, format=fmt)
-    notes: list[str] = []
-    values: list[Any]
-    if fmt in BINARY:
-        converted = _convert(data, fmt, name, max_bytes, timeout_s, layer)
-        # The child's answer is hostile output too: measured before it is parsed.
-        sent = len(converted.rows) + len(converted.floats) + len(converted.geometries)
-        problem = too_large(f"the {FORMATS[fmt]} layer", sent, max_bytes)
-        if problem:
-            raise IntakeError([problem], source=name)
-        builder.source_crs = converted.crs
-        for note in converted.notes:
-            builder.warn(note)
-        rows = parse_json(converted.rows, name, notes)
-        floats = parse_json(converted.floats, name, notes)
-        shapes = parse_json(converted.geometries, name, notes)
-        values = [converted.feature_collection(rows, floats, shapes, name)]
-    else:
-        raw = _read_bounded(data, max_bytes, name) if isinstance(data, Path) else data
-        if fmt == "csv":
-            values = [read_csv(raw, name, notes, max_bytes=max_bytes)]
-        elif fmt == "geojsonseq":
-            values = parse_lines(raw, name, notes)
-        else:
-            values = [parse_json(raw, name, notes)]
-    for note in notes:
-        if note.startswith("the input was UTF-"):
-            builder.repaired("decoded_to_utf8", -1, note)
-        elif "byte-order mark" in note:
-            builder.repaired("bom_stripped", -1, note)
-        else:
-            builder.warn(note)
-    return _finish(values, builder, name)
-
-
-def _convert(
-    data: bytes | Path, fmt: str, name: str, max_bytes: int, timeout_s: float, layer: str | None
-) -> Converted:
-    if isinstance(data, Path):
-        return convert_confined(
-            data, fmt, source=name, layer=layer, max_bytes=max_bytes, timeout_s=timeout_s
-        )
-    with tempfile.TemporaryDirectory(prefix="geomint-upload-") as folder:
-        path = Path(folder) / f"upload.{fmt}"
-        path.write_bytes(data)
-        return convert_confined(
-            path, fmt, source=name, layer=layer, max_bytes=max_bytes, timeout_s=timeout_s
-        )
-
-
-def _finish(values: list[Any], builder: _Builder, name: str) -> Layer:
-    data, problems = normalise(values, builder)
-    if problems:
-        raise IntakeError(problems, source=name)
-    return Layer(data=data, report=builder.finish(data))
+    # Every source ends here, and nothing of it is parsed in this process: the confined
+    # child parses, validates, repairs and measures it (the GeoJSON of any format is
+    # bounded by _decoded's limit there, and its answer again here).
+    values, report = judge_confined(
+        data, fmt, name=name, max_bytes=max_bytes, timeout_s=timeout_s, layer=layer
+    )
+    return Layer(data=values, report=report)

@@ -1,261 +1,372 @@
-"""Run :mod:`geomint.intake._convert` in a child process with caps, and read its answer."""
+"""The application's side of intake: hand a source to a confined child, read its verdict.
+
+One template process per application imports GDAL, Arrow, geopandas and the pipeline
+once (:mod:`geomint.intake._child`); each source is judged by a child forked from it and
+confined with every layer :mod:`geomint.confine` can apply here, under a memory budget
+sized to the file, a private scratch tmpfs, and a wall clock the host enforces with
+SIGKILL. At most :data:`MAX_CHILDREN` sources are judged at once; waiting for a turn
+counts against the source's ``timeout_s``. The answer is hostile output too: it is read up
+to a cap and decoded by the C JSON parser, whose cost is linear in its size and whose
+nesting is bounded by the interpreter's recursion limit, then checked for shape.
+"""
 
 from __future__ import annotations
 
 import atexit
+import fcntl
 import json
-import select
-import signal
-import subprocess
-import sys
-import tempfile
+import os
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
-from geomint.intake._table_json import feature_collection, records
+import orjson
+
+from geomint import confine
+from geomint.intake._decoded import EXPANSION
+from geomint.intake._parse import gc_paused
 from geomint.intake.errors import IntakeError
+from geomint.intake.report import IntakeReport, Repair
 
-__all__ = ["Converted", "convert_confined"]
+__all__ = ["MAX_CHILDREN", "confinement_level", "judge_confined"]
 
-# Headroom for the child's working set over the bytes it reads: GeoJSON text of a binary
-# layer is several times its size, and the frame and the text exist together at the peak.
-_MEMORY_FLOOR_MB = 1024
-# One thread per numeric library: the child must be single-threaded to enter a new user
-# namespace (and so leave the network), and a reader needs no thread pool.
-_CHILD_ENV = {
-    "PATH": "/usr/bin:/bin",
-    "LANG": "C.UTF-8",
-    "OMP_NUM_THREADS": "1",
-    "OPENBLAS_NUM_THREADS": "1",
-    "MKL_NUM_THREADS": "1",
-    "NUMEXPR_NUM_THREADS": "1",
-    # Arrow's allocator starts a background thread at import unless told not to.
+#: Sources judged at once; more wait their turn (the machine's cores are the limit).
+MAX_CHILDREN: Final = max(2, min(4, os.cpu_count() or 2))
+# Headroom for the child's working set over the bytes it reads: parsed JSON and GeoJSON
+# text of a binary layer are many times the file, and the parts and the text coexist.
+_MEMORY_FLOOR_MB: Final = 1024
+_MEMORY_PER_INPUT_BYTE: Final = 40
+# Scratch holds a binary file and what a zip unpacks to (both within max_bytes).
+_SCRATCH_FLOOR_MB: Final = 16
+_ENVIRONMENT: Final = {
+    # Arrow's allocator starts a background thread at import unless told not to, and a
+    # template must be single-threaded when it forks (Landlock before ABI 8).
     "JE_ARROW_MALLOC_CONF": "background_thread:false",
     # Arrow's allocator (mimalloc) reserves 1 GB of address space on first use, which the
     # child's address-space cap counts as used: the cap would leave nothing for the rest.
     "MIMALLOC_ARENA_RESERVE": "64MiB",
 }
-# How long past its own deadline the server may take to report a child it killed.
-_SERVER_GRACE_S = 5.0
-_MEMORY_PER_INPUT_BYTE = 40
+_REPORT_SLACK: Final = 1 << 20
 
 
-@dataclass(frozen=True)
-class Converted:
-    """What the child produced: the layer as JSON texts, and what it learned on the way."""
+class _Reader:
+    """The template and the turns: started on first use, replaced when it dies."""
 
-    columns: list[str]
-    float_columns: list[str]
-    rows: bytes
-    floats: bytes
-    geometries: bytes
-    crs: str | None
-    layers: tuple[str, ...]
-    notes: tuple[str, ...]
-    network: str = ""
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._turns = threading.BoundedSemaphore(MAX_CHILDREN)
+        self._worker: confine.WorkerProcess | None = None
+        self._level = ""
+        atexit.register(self.close)
 
-    def feature_collection(
-        self, rows: Any, floats: Any, geometries: Any, source: str
-    ) -> dict[str, Any]:
-        """Zip the parsed parts into a FeatureCollection dict.
+    def level(self) -> str:
+        """The confinement the children reach here, starting the template if needed."""
+        with self._lock:
+            return self._started()[1]
 
-        The child is confined because its input is hostile, so its output is checked
-        for shape here rather than trusted.
-        """
+    def _started(self) -> tuple[confine.WorkerProcess, str]:
+        if self._worker is not None and self._worker.alive():
+            return self._worker, self._level
+        self._close_worker()
         try:
-            properties = records(self.columns, rows, self.float_columns, floats)
-            return feature_collection(properties, geometries)
-        except (TypeError, ValueError):
-            raise IntakeError(
-                ["the reader returned parts that do not fit together; the file may be corrupt"],
-                source=source,
-            ) from None
+            worker = confine.WorkerProcess(
+                handler="geomint.intake._child",
+                memory_mb=_MEMORY_FLOOR_MB,
+                cpu_s=60,
+                scratch_mb=_SCRATCH_FLOOR_MB,
+                environment=_ENVIRONMENT,
+            )
+        except confine.WorkerStartError as exc:
+            raise _UnavailableError(str(exc)) from None
+        for level in ("isolated", "restricted"):
+            if worker.probe(level).get("ok"):
+                self._worker, self._level = worker, level
+                return worker, level
+        reasons = "; ".join(f"{lv}: {worker.probe(lv).get('reason')}" for lv in ("isolated",
+                            "restricted"))  # fmt: skip
+        worker.close()
+        raise _UnavailableError(reasons)
+
+    def child(self, limits: dict[str, int]) -> tuple[confine.Child, str]:
+        """Fork one child with its own limits."""
+        with self._lock:
+            worker, level = self._started()
+            try:
+                worker.request_spare(level, limits)
+                return worker.take_spare(level), level
+            except (confine.WorkerStartError, OSError):
+                self._close_worker()  # the next source starts a new template
+                raise
+
+    def turn(self, timeout_s: float) -> bool:
+        """Wait for a free turn; False when none came within ``timeout_s``."""
+        return self._turns.acquire(timeout=max(0.0, timeout_s))
+
+    def done(self) -> None:
+        """Give the turn back."""
+        self._turns.release()
+
+    def _close_worker(self) -> None:
+        if self._worker is not None:
+            self._worker.close()
+            self._worker = None
+
+    def close(self) -> None:
+        """Stop the template (at exit)."""
+        with self._lock:
+            self._close_worker()
 
 
-def convert_confined(
-    path: Path,
-    fmt: str,
-    *,
-    source: str,
-    layer: str | None,
-    max_bytes: int,
-    timeout_s: float,
-) -> Converted:
-    """Convert a binary geodata file in a capped child process.
+class _UnavailableError(Exception):
+    """No confined reader can start on this machine."""
+
+
+_READER = _Reader()
+
+
+def confinement_level() -> str:
+    """The level intake's children reach on this machine (``isolated`` or ``restricted``).
 
     Raises:
-        IntakeError: The child refused the file, crashed, ran out of memory or time.
+        IntakeError: No confined reader can start here.
     """
-    memory_mb = max(_MEMORY_FLOOR_MB, path.stat().st_size * _MEMORY_PER_INPUT_BYTE >> 20)
-    with tempfile.TemporaryDirectory(prefix="geomint-intake-") as scratch:
-        request = {
-            "path": str(path.resolve()),
-            "format": fmt,
-            "layer": layer,
-            "scratch": scratch,
-            "max_bytes": max_bytes,
-            "memory_mb": memory_mb,
-            "cpu_s": timeout_s,
-        }
-        done = _SERVER.run(request, timeout_s)
-    if done is _BUSY:
+    try:
+        return _READER.level()
+    except _UnavailableError as exc:
+        raise IntakeError([_unavailable(str(exc))], source="intake") from None
+
+
+def _unavailable(reason: str) -> str:
+    return (
+        f"the confined reader cannot start on this machine ({reason[:300]}); intake reads "
+        "no user data outside it"
+    )
+
+
+def judge_confined(
+    source: bytes | Path,
+    fmt: str,
+    *,
+    name: str,
+    max_bytes: int,
+    timeout_s: float,
+    layer: str | None = None,
+    format_name: str | None = None,
+    source_crs: str | None = "EPSG:4326",
+) -> tuple[dict[str, Any], IntakeReport]:
+    """Judge one source in a confined child; return its data and report.
+
+    Args:
+        source: The bytes, or a regular file the host already sized (opened here and
+            handed over as a read-only descriptor; the child never sees its path).
+        fmt: The sniffed format.
+        name: The source's name in messages.
+        max_bytes: The input limit; the answer may be :data:`EXPANSION` times that.
+        timeout_s: The wall clock for waiting, parsing, validating and repairing.
+        layer: Which layer of a multi-layer file to read.
+        format_name: What the report calls the format, when not ``fmt``.
+        source_crs: The CRS the source had before it was turned into GeoJSON.
+
+    Raises:
+        IntakeError: The child refused the source, crashed, ran out of memory or time,
+            or no confined reader can start here.
+    """
+    size = source.stat().st_size if isinstance(source, Path) else len(source)
+    limits = {
+        "memory_mb": max(_MEMORY_FLOOR_MB, size * _MEMORY_PER_INPUT_BYTE >> 20),
+        "scratch_mb": _SCRATCH_FLOOR_MB + (2 * size >> 20),
+        "cpu_s": int(timeout_s) + 1,
+    }
+    started = time.monotonic()
+    if not _READER.turn(timeout_s):
         raise IntakeError(
             [
                 f"the reader was busy with other files for all of timeout_s={timeout_s:g} s; "
                 "try again, or pass a larger timeout_s"
             ],
-            source=source,
+            source=name,
         )
-    if done is None:
+    try:
+        reply = _call(source, fmt, name, max_bytes, layer, format_name, source_crs, limits,
+                      timeout_s - (time.monotonic() - started))  # fmt: skip
+    finally:
+        _READER.done()
+    return _answer(reply, name, limits["memory_mb"], timeout_s)
+
+
+def _call(
+    source: bytes | Path,
+    fmt: str,
+    name: str,
+    max_bytes: int,
+    layer: str | None,
+    format_name: str | None,
+    source_crs: str | None,
+    limits: dict[str, int],
+    remaining: float,
+) -> bytes | str:
+    request = {
+        "format": fmt,
+        "name": name,
+        "max_bytes": max_bytes,
+        "layer": layer,
+        "format_name": format_name,
+        "source_crs": source_crs,
+    }
+    fd = _descriptor(source)
+    try:
+        try:
+            child, _ = _READER.child(limits)
+        except _UnavailableError as exc:
+            raise IntakeError([_unavailable(str(exc))], source=name) from None
+        except (confine.WorkerStartError, OSError) as exc:
+            raise IntakeError([_unavailable(str(exc))], source=name) from None
+        try:
+            return child.call(
+                json.dumps(request).encode(),
+                timeout_s=max(0.05, remaining),
+                max_reply=EXPANSION * max_bytes + _REPORT_SLACK,
+                fds=[fd],
+            )
+        except confine.CallTimeoutError:
+            return "timeout"
+        except confine.ConfinementRefusedError as exc:
+            problem = f"the reader could not confine itself: {exc}"
+            raise IntakeError([problem], source=name) from None
+        except (confine.ChildDiedError, confine.ChildLostError):
+            return "died"
+        except OverflowError:
+            return "overflow"
+    finally:
+        os.close(fd)
+
+
+def _descriptor(source: bytes | Path) -> int:
+    """A read-only descriptor of the source for the child: the file itself, or a memfd."""
+    if isinstance(source, Path):
+        return os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    fd = os.memfd_create("geomint-intake-source", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    try:
+        view = memoryview(source)
+        while view:
+            view = view[os.write(fd, view) :]
+        os.lseek(fd, 0, os.SEEK_SET)
+        # The child may read it, never change or grow it.
+        seals = fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_SEAL
+        fcntl.fcntl(fd, fcntl.F_ADD_SEALS, seals)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> tuple[
+    dict[str, Any], IntakeReport
+]:  # fmt: skip
+    if reply == "timeout":
         raise IntakeError(
             [
                 f"reading the file took longer than {timeout_s:g} s and was stopped; "
                 "pass a larger timeout_s for a large file"
             ],
-            source=source,
+            source=name,
         )
-    return _answer(done, source=source, memory_mb=memory_mb)
-
-
-class _ForkServer:
-    """One warm reader process that forks a confined child per file.
-
-    Starting Python and importing GDAL and Arrow costs ~0.8 s; forking the warm server
-    costs milliseconds. The server never opens a user's file; each child confines
-    itself before it does. Requests are served one at a time; a server that dies or
-    stops answering is replaced on the next request.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._process: subprocess.Popen[bytes] | None = None
-        atexit.register(self.close)
-
-    def run(self, request: dict[str, Any], timeout_s: float) -> _Done | None:
-        """Convert one request; None when the child ran out of time, _BUSY when the
-        server stayed busy with other files for the whole of ``timeout_s``."""
-        scratch = Path(request["scratch"])
-        started = time.monotonic()
-        if not self._lock.acquire(timeout=timeout_s):
-            return _BUSY
-        try:
-            # The wait for the server counts against the file's time budget.
-            remaining = max(0.01, timeout_s - (time.monotonic() - started))
-            process = self._send({**request, "cpu_s": remaining})
-            if process is None:
-                return _Done(1, b"", b"OSError: the reader process cannot be started")
-            assert process.stdout is not None
-            ready, _, _ = select.select([process.stdout], [], [], remaining + _SERVER_GRACE_S)
-            line = process.stdout.readline() if ready else b""
-            if not line:
-                self._stop()  # hung or dead: the next request starts a new server
-                return None if not ready else _Done(-9)
-            status = json.loads(line)["status"]
-        finally:
-            self._lock.release()
-        if status == "timeout":
-            return None
-        answer, errors = scratch / "answer", scratch / "errors"
-        return _Done(
-            int(status),
-            answer.read_bytes() if answer.exists() else b"",
-            errors.read_bytes() if errors.exists() else b"",
+    if reply == "died":
+        raise IntakeError(
+            [
+                "the reader stopped while parsing the file (it crashed, or went past its "
+                f"{memory_mb:,} MB of memory or its CPU time); the file is corrupt or crafted "
+                "to crash readers: re-export it from the program that made it"
+            ],
+            source=name,
         )
-
-    def _started(self) -> subprocess.Popen[bytes]:
-        if self._process is None or self._process.poll() is not None:
-            self._process = subprocess.Popen(
-                [sys.executable, "-I", "-m", "geomint.intake._convert", "--serve"],
-                env=_CHILD_ENV,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.DEVNULL,
-            )
-        return self._process
-
-    def _send(self, request: dict[str, Any]) -> subprocess.Popen[bytes] | None:
-        # A server that died since the last request shows up as a broken pipe: once.
-        for _ in range(2):
-            process = self._started()
-            assert process.stdin is not None
-            try:
-                process.stdin.write(json.dumps(request).encode() + b"\n")
-                process.stdin.flush()
-            except OSError:
-                self._stop()
-                continue
-            return process
-        return None
-
-    def _stop(self) -> None:
-        if self._process is not None:
-            self._process.kill()
-            self._process.wait()
-            for stream in (self._process.stdin, self._process.stdout):
-                if stream is not None:
-                    stream.close()
-            self._process = None
-
-    def close(self) -> None:
-        """Stop the server (at exit)."""
-        with self._lock:
-            self._stop()
-
-
-@dataclass(frozen=True)
-class _Done:
-    """How a child ended: its exit status (negative: the signal) and its two outputs."""
-
-    returncode: int
-    stdout: bytes = b""
-    stderr: bytes = b""
-
-
-_SERVER = _ForkServer()
-_BUSY = _Done(-1000)
-
-
-def _answer(done: _Done, *, source: str, memory_mb: int) -> Converted:
-    head, _, body = done.stdout.partition(b"\n")
-    rows, _, body = body.partition(b"\n")
-    floats, _, geometries = body.partition(b"\n")
-    if done.returncode != 0 or not head:
-        raise IntakeError([_crash_text(done, memory_mb)], source=source)
-    meta = json.loads(head)
-    if "error" in meta:
-        if meta["error"] == "memory":
+    if reply == "overflow" or not isinstance(reply, bytes):
+        raise IntakeError(
+            ["the reader's answer was larger than the layer may be; the file is refused"],
+            source=name,
+        )
+    answer = _decode(reply)
+    if not isinstance(answer, dict):
+        raise _malformed(name)
+    if answer.get("ok") is not True:
+        if answer.get("memory"):
             raise IntakeError(
                 [f"reading the file needed more than {memory_mb:,} MB and was stopped"],
-                source=source,
+                source=name,
             )
-        raise IntakeError([meta["error"]], source=source)
-    return Converted(
-        columns=list(meta["columns"]),
-        float_columns=list(meta["float_columns"]),
-        rows=rows,
-        floats=floats,
-        geometries=geometries.removesuffix(b"\n"),
-        crs=meta["crs"],
-        layers=tuple(meta["layers"]),
-        notes=tuple(meta["notes"]),
-        network=str(meta.get("network", "")),
+        problems = answer.get("problems")
+        if not (isinstance(problems, list) and problems) or not all(
+            isinstance(p, str) for p in problems
+        ):
+            raise _malformed(name)
+        raise IntakeError([p[:2000] for p in problems[:1000]], source=name)
+    data = answer.get("data")
+    if not (
+        isinstance(data, dict)
+        and data.get("type") == "FeatureCollection"
+        and isinstance(data.get("features"), list)
+    ):
+        raise _malformed(name)
+    try:
+        report = _report(answer.get("report"), len(data["features"]))
+    except (TypeError, ValueError, KeyError):
+        raise _malformed(name) from None
+    return data, report
+
+
+def _decode(reply: bytes) -> Any:
+    """Decode the answer; None when it is not JSON. Both parsers are linear in the size
+    and bound the nesting (orjson at 1,024 levels, json at the recursion limit)."""
+    with gc_paused():
+        try:
+            return orjson.loads(reply)
+        except orjson.JSONDecodeError:
+            pass  # what orjson does not read (an integer past 64 bits): the slower parser
+        try:
+            return json.loads(reply)
+        except (ValueError, RecursionError):
+            return None
+
+
+def _malformed(name: str) -> IntakeError:
+    return IntakeError(["the reader's answer was malformed; the file is refused"], source=name)
+
+
+def _report(raw: Any, features: int) -> IntakeReport:
+    """Rebuild the child's report, checking every field's type (it is untrusted)."""
+    if not isinstance(raw, dict) or raw["feature_count"] != features:
+        raise ValueError("report")
+    bbox = raw["bbox"]
+    if bbox is not None and not (
+        isinstance(bbox, list) and len(bbox) == 4 and all(isinstance(v, int | float) for v in bbox)
+    ):
+        raise ValueError("bbox")
+    types = raw["geometry_types"]
+    if not (isinstance(types, dict) and all(isinstance(v, int) for v in types.values())):
+        raise ValueError("geometry_types")
+    repairs = tuple(
+        Repair(
+            kind=_text(r["kind"]),
+            count=int(r["count"]),
+            feature_indices=tuple(int(i) for i in r["feature_indices"]),
+        )
+        for r in raw["repairs"]
+    )
+    crs = raw["source_crs"]
+    return IntakeReport(
+        source=_text(raw["source"]),
+        feature_count=features,
+        geometry_types={_text(k): int(v) for k, v in types.items()},
+        repairs=repairs,
+        warnings=tuple(_text(w) for w in raw["warnings"]),
+        bbox=(float(bbox[0]), float(bbox[1]), float(bbox[2]), float(bbox[3])) if bbox else None,
+        format=_text(raw["format"]),
+        source_crs=None if crs is None else _text(crs),
     )
 
 
-def _crash_text(done: _Done, memory_mb: int) -> str:
-    code = done.returncode
-    if code < 0:
-        name = signal.Signals(-code).name if -code in signal.valid_signals() else str(-code)
-        if -code in {signal.SIGXCPU, signal.SIGKILL}:
-            return "reading the file used up its CPU time and was stopped; the file may be corrupt"
-        return (
-            f"the reader stopped on {name} while parsing the file; the file is corrupt or "
-            "crafted to crash readers: re-export it from the program that made it"
-        )
-    last = done.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
-    if "MemoryError" in last[0]:
-        return f"reading the file needed more than {memory_mb:,} MB and was stopped"
-    return f"the reader failed ({last[0][:200]}); the file may be corrupt"
+def _text(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError("text")
+    return value[:4000]

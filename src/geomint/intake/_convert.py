@@ -1,29 +1,18 @@
-"""The confined converter: one binary file in, GeoJSON text out, in a child process.
+"""The binary reader: one GeoPackage, Shapefile, FlatGeobuf, KML or GeoParquet file in,
+JSON texts out.
 
-GeoPackage, Shapefile, FlatGeobuf, KML and GeoParquet are parsed by GDAL and Arrow, large
-C and C++ libraries with a history of crashes on malformed files. A user's file is
-hostile until proven otherwise, so the parent (:mod:`geomint.intake._confined`) runs this
-module as ``python -I -m geomint.intake._convert`` with a request on stdin. Before it opens
-the file the child caps its own address space, CPU time, open files and file writes and,
-where the kernel allows, leaves the network behind in a fresh namespace. A crash or a
-runaway parse costs the child, never the application.
-
-What it writes to stdout: four JSON lines, the metadata (the source CRS, the layers read,
-the notes, the column names), the rows, the float columns and the geometries; or one JSON line
-``{"error": ...}`` for a file it understood well enough to refuse. The parent parses them
-strictly, zips them into features and validates those exactly like a user's own GeoJSON,
-so there is one path to trust.
+These formats are parsed by GDAL and Arrow, large C and C++ libraries with a history of
+crashes on malformed files, so this module runs only inside intake's confined child
+(:mod:`geomint.intake._child`): a crash or a runaway parse costs that child, never the
+application. It returns the metadata (the source CRS, the layers read, the notes, the
+column names) and three texts, the rows, the float columns and the geometries, which the
+pipeline parses strictly, zips into features and validates exactly like a user's own
+GeoJSON, so there is one path to trust.
 """
 
 from __future__ import annotations
 
 import ctypes
-import json
-import os
-import resource
-import signal
-import sys
-import time
 import zipfile
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -37,14 +26,11 @@ from geomint.intake._decoded import (
 )
 from geomint.intake._table_json import TableJSON, table_json
 
-__all__ = ["ConvertError", "columns_rows_shapes", "convert"]
+__all__ = ["NETWORK_DRIVERS", "ConvertError", "columns_rows_shapes", "convert", "restrict_drivers"]
 
-_CLONE_NEWUSER = 0x10000000
-_CLONE_NEWNET = 0x40000000
-
-# Drivers that reach the network; skipped even where the network namespace is unavailable.
-_NETWORK_DRIVERS = (
-    "HTTP WFS OAPIF OGCAPI CSW NGW Carto AmigoCloud Elasticsearch EEDA PLSCENES GPSBabel ADBC"
+#: Drivers that reach the network; skipped even where the network namespace is unavailable.
+NETWORK_DRIVERS = (
+    "HTTP,WFS,OAPIF,OGCAPI,CSW,NGW,Carto,AmigoCloud,Elasticsearch,EEDA,PLSCENES,GPSBabel,ADBC"
 )
 
 # A zipped Shapefile is a handful of files per layer; thousands are an attack on time
@@ -55,40 +41,6 @@ _SHAPEFILE_PARTS = {".shp", ".shx", ".dbf", ".prj", ".cpg", ".qix", ".sbn", ".sb
 
 class ConvertError(Exception):
     """The file was read far enough to be refused; the message says why."""
-
-
-def _isolate(request: dict[str, Any]) -> str:
-    """Cap the process and cut it off the network; return how the network was cut.
-
-    The parent starts this process with numpy's thread pools at one thread, since the
-    kernel lets only a single-threaded process enter a new user namespace.
-    """
-    os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
-    os.environ["GDAL_HTTP_TIMEOUT"] = "1"
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNET) == 0:
-        network = "none: a new network namespace"
-    else:
-        # Without user namespaces the rlimits and the skipped network drivers still hold.
-        network = f"not isolated ({os.strerror(ctypes.get_errno())}); network drivers skipped"
-    own = _own_size()
-    limit = own + int(request["memory_mb"]) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    cpu = max(1, int(request["cpu_s"]))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
-    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-    resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
-    # The child writes only into the parent's scratch folder: unpacked zip members (their
-    # declared sizes are checked against max_bytes first) and its answer, which cannot be
-    # larger than the memory it was built in.
-    written = int(request["memory_mb"]) * 1024 * 1024
-    resource.setrlimit(resource.RLIMIT_FSIZE, (written, written))
-    return network
-
-
-def _own_size() -> int:
-    with open("/proc/self/statm", "rb") as handle:
-        return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _unzip(path: Path, scratch: Path, max_bytes: int, fmt: str) -> Path:
@@ -406,91 +358,3 @@ def convert(request: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
         "float_columns": float_columns,
     }
     return meta, [rows, floats, shapes]
-
-
-def _run(request: dict[str, Any], out: Any) -> int:
-    """Confine this process, convert, and write the answer lines to ``out``."""
-    network = _isolate(request)
-    try:
-        meta, texts = convert(request)
-        meta["network"] = network
-    except ConvertError as exc:
-        out.write(json.dumps({"error": str(exc)}).encode() + b"\n")
-        return 0
-    except MemoryError:
-        out.write(json.dumps({"error": "memory"}).encode() + b"\n")
-        return 0
-    for text in (json.dumps(meta), *texts):
-        out.write(text.encode("utf-8", "surrogatepass") + b"\n")
-    return 0
-
-
-def main() -> int:
-    """One conversion: request on stdin, the answer lines on stdout."""
-    return _run(json.loads(sys.stdin.buffer.read()), sys.stdout.buffer)
-
-
-def serve() -> int:
-    """A fork server: import the readers once, then fork one confined child per request.
-
-    Requests arrive one JSON line at a time on stdin; each child writes its answer to
-    ``<scratch>/answer`` and its errors to ``<scratch>/errors``, and confines itself
-    exactly as a one-off child does. The server itself never opens a user's file. It
-    answers each request with one line, ``{"status": <exit status or -signal>}`` or
-    ``{"status": "timeout"}``. It must be single-threaded when it forks, which is why the
-    parent starts it with one thread per numeric library and Arrow's allocator thread off.
-    """
-    os.environ["GDAL_SKIP"] = _NETWORK_DRIVERS.replace(" ", ",")
-    import geopandas  # noqa: F401, PLC0415 - loaded once here, inherited by every child
-    import pyarrow.dataset  # noqa: PLC0415 - what geopandas reads GeoParquet with
-    import pyarrow.parquet  # noqa: F401, PLC0415
-    import pyogrio  # noqa: F401, PLC0415
-
-    restrict_drivers()
-
-    for line in sys.stdin.buffer:
-        request = json.loads(line)
-        scratch = Path(request["scratch"])
-        sys.stdout.flush()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            _child(request, scratch)
-        status = _wait(pid, time.monotonic() + float(request["cpu_s"]))
-        sys.stdout.write(json.dumps({"status": status}) + "\n")
-        sys.stdout.flush()
-    return 0
-
-
-def _child(request: dict[str, Any], scratch: Path) -> None:
-    code = 1
-    try:
-        answer = os.open(scratch / "answer", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        errors = os.open(scratch / "errors", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        os.dup2(os.open(os.devnull, os.O_RDONLY), 0)
-        os.dup2(errors, 2)
-        with os.fdopen(answer, "wb") as out:
-            code = _run(request, out)
-    except BaseException:
-        import traceback  # noqa: PLC0415
-
-        traceback.print_exc()
-    finally:
-        sys.stderr.flush()
-        os._exit(code)
-
-
-def _wait(pid: int, deadline: float) -> int | str:
-    """Wait for a child until ``deadline``; kill it after that."""
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status)
-        if time.monotonic() > deadline:
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
-            return "timeout"
-        time.sleep(0.002)
-
-
-if __name__ == "__main__":
-    sys.exit(serve() if sys.argv[1:] == ["--serve"] else main())

@@ -260,7 +260,7 @@ def _duplicates(value: Any, prefix: str) -> list[str]:
     return problems
 
 
-def _loads(text: str, prefix: str) -> Any:
+def _loads(text: str, prefix: str, constant: Any = NonFinite) -> Any:
     repeated: list[bool] = []
 
     def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -272,7 +272,7 @@ def _loads(text: str, prefix: str) -> Any:
 
     try:
         with gc_paused():
-            value = json.loads(text, object_pairs_hook=pairs, parse_constant=NonFinite)
+            value = json.loads(text, object_pairs_hook=pairs, parse_constant=constant)
     except json.JSONDecodeError as exc:
         raise _RefusedError([prefix + _syntax(exc, text, bool(prefix))]) from None
     except RecursionError:
@@ -291,8 +291,12 @@ def _loads(text: str, prefix: str) -> Any:
     return value
 
 
-def parse_json(raw: bytes, source: str, notes: list[str]) -> Any:
-    """Parse one JSON document from ``raw`` or raise :class:`IntakeError`."""
+def parse_json(raw: bytes, source: str, notes: list[str], *, literals: bool = True) -> Any:
+    """Parse one JSON document from ``raw`` or raise :class:`IntakeError`.
+
+    ``literals=False`` reads ``NaN`` and ``Infinity`` as plain floats: the text was
+    written from an in-memory object, where they were values, not literals a user typed.
+    """
     text = _decode_text(raw, source, notes)
     if not text or text.isspace():
         detail = (
@@ -304,7 +308,7 @@ def parse_json(raw: bytes, source: str, notes: list[str]) -> Any:
         )
         raise IntakeError([f"the input is empty ({detail}); {_EMPTY_EXAMPLE}"], source=source)
     try:
-        return _loads(text, "")
+        return _loads(text, "", NonFinite if literals else float)
     except _RefusedError as exc:
         raise IntakeError(exc.problems, source=source) from None
 

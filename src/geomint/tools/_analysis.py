@@ -11,7 +11,6 @@ event whatever its outcome.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
@@ -19,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 from geomint.intake import IntakeError
-from geomint.intake import load as intake_load
+from geomint.intake import aload as intake_aload
+from geomint.intake import offload as intake_offload
 from geomint.provenance import EntryVersion, Provenance, hash_code, union
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import SandboxResult, validate_chart
@@ -216,7 +216,7 @@ async def run_code(
     if error is None and check is not None:
         try:
             # A check may validate or cluster a large result: off the event loop.
-            value = await asyncio.to_thread(check, value)
+            value = await intake_offload(check, value)
         except ToolError as exc:
             error, hint = exc.message, exc.hint
 
@@ -234,7 +234,7 @@ async def run_code(
         label = str(minted["label"])
         try:
             # A minted layer is checked and repaired like any GeoJSON that reaches the map.
-            checked = await asyncio.to_thread(intake_load, minted["data"], label=label)
+            checked = await intake_aload(minted["data"], label=label)
         except (IntakeError, ValueError, OverflowError) as exc:
             problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
             notes.append(f"layer {label!r} was not minted: {problems[:500]}")

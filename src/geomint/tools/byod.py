@@ -7,7 +7,6 @@ caps), from inline GeoJSON, or from a file inside a folder the application allow
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import stat
@@ -18,7 +17,7 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geomint.intake import IntakeError
-from geomint.intake import load as intake_load
+from geomint.intake import aload as intake_aload
 from geomint.provenance import LICENCE_NOT_STATED, Provenance
 from geomint.providers import bundled
 from geomint.tools.context import ToolContext
@@ -168,8 +167,7 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     else:
         source, described = arguments.data, "inline data"
     try:
-        layer = await asyncio.to_thread(
-            intake_load,
+        layer = await intake_aload(
             source,
             label=name,
             max_bytes=settings.max_upload_bytes,
@@ -223,8 +221,8 @@ async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, An
     if len(data) > limit:
         raise ToolError(f"{name!r} is {len(data):,} bytes; the limit is {limit:,}")
     try:
-        layer = await asyncio.to_thread(
-            intake_load, data, label=name, max_bytes=limit, timeout_s=ctx.settings.fetch_timeout_s
+        layer = await intake_aload(
+            data, label=name, max_bytes=limit, timeout_s=ctx.settings.fetch_timeout_s
         )
     except IntakeError as exc:
         raise ToolError(f"{name} could not be loaded: {'; '.join(exc.problems[:5])}") from None

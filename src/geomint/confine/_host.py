@@ -236,8 +236,9 @@ class WorkerProcess:
         finally:
             self.ctrl.settimeout(None)
         if not raw:
+            tail = self.log_tail()  # before close() closes the log
             self.close()
-            raise WorkerStartError(f"the worker exited at start: {self.log_tail()}")
+            raise WorkerStartError(f"the worker exited at start: {tail}")
         hello: dict[str, Any] = json.loads(raw)
         if not hello.get("ok"):
             self.close()

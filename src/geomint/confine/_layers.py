@@ -42,6 +42,7 @@ __all__ = [
     "confine",
     "default_read_paths",
     "enter_minimal_root",
+    "memory_cgroup",
     "own_address_space",
     "prefer_as_oom_victim",
 ]
@@ -328,6 +329,34 @@ def prefer_as_oom_victim() -> bool:
     except OSError:
         return False
     return True
+
+
+def memory_cgroup() -> str:
+    """Say whether a per-child memory cgroup could be had here, and why not if not.
+
+    Only reads: a per-child cgroup needs cgroup v2 with the memory controller delegated
+    to this process's own cgroup, and geomint never writes into a cgroup it did not make.
+    Nothing creates one yet; the answer is reported so an operator knows which bound holds
+    (``RLIMIT_AS`` and the scratch tmpfs always do).
+    """
+    try:
+        with open("/proc/self/cgroup", encoding="ascii") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return "unknown: /proc/self/cgroup cannot be read"
+    unified = next((line[3:] for line in lines if line.startswith("0::")), None)
+    if any(line.split(":")[1] == "memory" for line in lines if line.count(":") >= 2):
+        return "unavailable: the memory controller is on cgroup v1 here"
+    if unified is None:
+        return "unavailable: no cgroup v2 hierarchy"
+    controllers = os.path.join("/sys/fs/cgroup", unified.lstrip("/"), "cgroup.controllers")
+    try:
+        with open(controllers, encoding="ascii") as handle:
+            if "memory" not in handle.read().split():
+                return "unavailable: the memory controller is not delegated to this cgroup"
+    except OSError:
+        return "unavailable: cgroup v2 is not mounted at /sys/fs/cgroup"
+    return "possible (cgroup v2 memory controller delegated) but not used yet"
 
 
 def own_address_space() -> int:

@@ -41,6 +41,7 @@ from geomint.confine._layers import (
     confine,
     default_read_paths,
     enter_minimal_root,
+    memory_cgroup,
     own_address_space,
     prefer_as_oom_victim,
 )
@@ -164,6 +165,7 @@ def main(argv: list[str]) -> int:
     os.chmod(host_base, 0o711)  # noqa: S103 - children (uid 65534) reach their own subdirectory only
     read_paths = tuple(settings.get("read_paths") or default_read_paths())
     oom = prefer_as_oom_victim()
+    cgroup = memory_cgroup()
     try:
         handler = importlib.import_module(argv[2])
         state = handler.prepare(settings)
@@ -192,6 +194,7 @@ def main(argv: list[str]) -> int:
         probes["isolated"]["reason"] = f"no minimal root: {root_reason}"
     for probe in probes.values():
         probe["oom_victim"] = oom
+        probe["memory_cgroup"] = cgroup
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children for us
     gc.collect()
     gc.freeze()  # children then leave the template's objects' pages untouched

@@ -883,6 +883,34 @@ for _ in range(3000):
     depth += 1
 return {'reached': str(os), 'outcomes': {}, 'depth': depth}
 """),
+    # -- memory the limits do not count, and host file metadata ----------------------------
+    _p(name="memfd_beyond_budget", family="memory", reaches="module 'os'", body=LIBC + """
+def hold():
+    fd = os.memfd_create('hoard')
+    os.ftruncate(fd, 1 << 30)
+return {'reached': str(os), 'outcomes': {
+    'memfd_create': _try(hold),
+    'raw_memfd_create': _try(lambda: raw(319, 0, 0)),
+    'memfd_secret': _try(lambda: raw(447, 0)),
+}}
+"""),
+    _p(name="inotify_host_files", family="host metadata", reaches="module 'os'", body=LIBC + """
+return {'reached': str(os), 'outcomes': {
+    'inotify_init1': _try(lambda: raw(294, 0)),
+    'inotify_init': _try(lambda: raw(253)),
+}}
+"""),
+    _p(name="stat_host_files", family="host metadata", allowed=frozenset({"ENOENT"}),
+       reaches="module 'os'", body="""
+# Landlock does not mediate stat: only the minimal root keeps host names and sizes out of view.
+checkout = os.path.dirname(sys.prefix)
+return {'reached': str(os), 'outcomes': {
+    'stat_tmp_canary': _try(lambda: os.stat(ctx['canary_dirs'][0])),
+    'stat_checkout': _try(lambda: os.stat(os.path.join(checkout, 'pyproject.toml'))),
+    'stat_etc_passwd': _try(lambda: os.stat('/etc/passwd')),
+    'stat_proc': _try(lambda: os.stat('/proc/1')),
+}}
+"""),
     _p(name="scratch_links_out", family="disk fill", allowed=frozenset({"EACCES", "EPERM",
        "ENOENT", "EXDEV", "EROFS"}), reaches="module 'os'", body="""
 outcomes = {}

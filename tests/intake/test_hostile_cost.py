@@ -1,0 +1,94 @@
+"""What a hostile source costs the application: its own child's time, never the host's.
+
+Each source here crashed or stalled the process that called :func:`geomint.intake.load`
+before intake judged every source in a confined child: a star polygon whose edges all
+cross kept ``make_valid`` busy for minutes, and WKB nested 100,000 deep crashes GEOS's
+reader. Now the child is killed at ``timeout_s`` or dies alone, the caller gets an
+:class:`IntakeError` that says so, and other sources are judged meanwhile.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import resource
+import struct
+import threading
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from geomint.intake import IntakeError, load
+
+
+def _star(n: int = 301) -> bytes:
+    """A {n/(n/2-1)} star: every edge crosses nearly every other (12 KB of GeoJSON)."""
+    step = n // 2 - 1
+    ring = [
+        [13.4 + 0.01 * math.cos(2 * math.pi * (i * step % n) / n),
+         52.5 + 0.01 * math.sin(2 * math.pi * (i * step % n) / n)]
+        for i in range(n)
+    ]  # fmt: skip
+    ring.append(ring[0])
+    geometry = {"type": "Polygon", "coordinates": [ring]}
+    feature = {"type": "Feature", "properties": {}, "geometry": geometry}
+    return json.dumps({"type": "FeatureCollection", "features": [feature]}).encode()
+
+
+def _host_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def test_a_star_polygon_costs_its_child_not_the_host() -> None:
+    load(b'{"type": "Point", "coordinates": [1, 2]}')  # the reader is up
+    cpu, started = _host_cpu_s(), time.monotonic()
+    with pytest.raises(IntakeError) as caught:
+        load(_star(), label="star.geojson", timeout_s=2)
+    assert str(caught.value) == (
+        "Cannot load star.geojson: reading the file took longer than 2 s and was stopped; "
+        "pass a larger timeout_s for a large file"
+    )
+    assert time.monotonic() - started < 5
+    assert _host_cpu_s() - cpu < 0.5, "the repair ran in the application process"
+
+
+def test_other_sources_are_judged_while_a_slow_one_runs() -> None:
+    load(b'{"type": "Point", "coordinates": [1, 2]}')
+    slow = threading.Thread(
+        target=lambda: pytest.raises(IntakeError, load, _star(), timeout_s=4), daemon=True
+    )
+    slow.start()
+    time.sleep(0.3)  # the star's child is busy
+    started = time.monotonic()
+    layer = load(b'{"type": "Point", "coordinates": [4.9, 52.4]}')
+    quick = time.monotonic() - started
+    assert slow.is_alive(), "the star was expected to still be running"
+    assert layer.report.feature_count == 1
+    assert quick < 1.5, f"a one-point source waited {quick:.2f} s behind the star"
+    slow.join(10)
+
+
+def _nested_wkb(depth: int) -> bytes:
+    collection = b"\x01" + struct.pack("<II", 7, 1)  # a GeometryCollection of one member
+    return collection * depth + b"\x01" + struct.pack("<Idd", 1, 4.9, 52.4)
+
+
+def test_wkb_that_crashes_geos_costs_only_its_reader() -> None:
+    geo = {
+        "version": "1.1.0",
+        "primary_column": "geometry",
+        "columns": {"geometry": {"encoding": "WKB", "geometry_types": []}},
+    }
+    table = pa.table({"geometry": pa.array([_nested_wkb(100_000)], pa.binary())})
+    table = table.replace_schema_metadata({b"geo": json.dumps(geo).encode()})
+    buffer = io.BytesIO()
+    pq.write_table(table, buffer)
+    with pytest.raises(IntakeError) as caught:
+        load(buffer.getvalue(), label="deep.parquet")
+    assert "the reader stopped while parsing the file (it crashed" in str(caught.value)
+    # The application is alive and the next source is judged as usual.
+    assert load(b'{"type": "Point", "coordinates": [1, 2]}').report.feature_count == 1

@@ -39,6 +39,7 @@ __all__ = [
 ]
 
 _HEAD = 4096
+_BATCH = 5_000
 T = TypeVar("T")
 
 
@@ -173,7 +174,7 @@ def load(
     crs = _crs_name(source)
     value = _in_memory(source)
     try:
-        text = json.dumps(value, default=_not_json).encode("utf-8", "surrogatepass")
+        text = _json_text(value)
     except RecursionError:
         _refuse_too_deep(value, name, crs)
         raise  # not reached: the walk refuses what nests past the recursion limit
@@ -194,6 +195,26 @@ def load(
         source_crs=crs,
     )
     return Layer(data=values, report=report)
+
+
+def _json_text(value: Any) -> bytes:
+    """An in-memory object as JSON text, a few thousand features per call.
+
+    :mod:`json` keeps NaN and Infinity as literals (the child's validator refuses them
+    where they matter; orjson would write null). Encoding the features in batches lets an
+    event loop sharing this process run between them.
+    """
+    features = value.get("features") if isinstance(value, dict) else None
+    if not isinstance(features, list) or len(features) <= _BATCH:
+        return json.dumps(value, default=_not_json).encode("utf-8", "surrogatepass")
+    head = json.dumps({k: v for k, v in value.items() if k != "features"}, default=_not_json)
+    parts = [
+        json.dumps(features[i : i + _BATCH], default=_not_json)[1:-1]
+        for i in range(0, len(features), _BATCH)
+    ]
+    body = ",".join(part for part in parts if part)
+    text = head[:-1] + (", " if len(head) > 2 else "") + '"features": [' + body + "]}"
+    return text.encode("utf-8", "surrogatepass")
 
 
 def _refuse_too_deep(value: Any, name: str, crs: str | None) -> None:

@@ -286,7 +286,9 @@ def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> 
             ["the reader's answer was larger than the layer may be; the file is refused"],
             source=name,
         )
-    answer = _decode(reply)
+    view = memoryview(reply)
+    end = reply.find(b"\n")
+    answer = _decode(view[: len(reply) if end < 0 else end])
     if not isinstance(answer, dict):
         raise _malformed(name)
     if answer.get("ok") is not True:
@@ -301,21 +303,31 @@ def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> 
         ):
             raise _malformed(name)
         raise IntakeError([p[:2000] for p in problems[:1000]], source=name)
-    data = answer.get("data")
-    if not (
-        isinstance(data, dict)
-        and data.get("type") == "FeatureCollection"
-        and isinstance(data.get("features"), list)
-    ):
+    data, lines = answer.get("data"), answer.get("lines")
+    if not (isinstance(data, dict) and data.get("type") == "FeatureCollection"):
         raise _malformed(name)
+    if not isinstance(lines, int) or lines < 0:
+        raise _malformed(name)
+    features: list[Any] = []
+    for _ in range(lines):
+        if end < 0:
+            raise _malformed(name)
+        start, end = end + 1, reply.find(b"\n", end + 1)
+        batch = _decode(view[start : len(reply) if end < 0 else end])
+        if not isinstance(batch, list):
+            raise _malformed(name)
+        features.extend(batch)  # between lines, the event loop's thread may run
+    if end >= 0:
+        raise _malformed(name)
+    data["features"] = features
     try:
-        report = _report(answer.get("report"), len(data["features"]))
+        report = _report(answer.get("report"), len(features))
     except (TypeError, ValueError, KeyError):
         raise _malformed(name) from None
     return data, report
 
 
-def _decode(reply: bytes) -> Any:
+def _decode(reply: memoryview) -> Any:
     """Decode the answer; None when it is not JSON. Both parsers are linear in the size
     and bound the nesting (orjson at 1,024 levels, json at the recursion limit)."""
     with gc_paused():
@@ -324,7 +336,7 @@ def _decode(reply: bytes) -> Any:
         except orjson.JSONDecodeError:
             pass  # what orjson does not read (an integer past 64 bits): the slower parser
         try:
-            return json.loads(reply)
+            return json.loads(bytes(reply))
         except (ValueError, RecursionError):
             return None
 

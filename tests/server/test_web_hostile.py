@@ -490,3 +490,57 @@ def test_browser_the_page_works_when_the_api_needs_a_token(agent: MapAgent) -> N
         address = page.url
     assert ready is True, said
     assert address.endswith("/chat/tok")  # the token left the address bar (and history)
+
+
+def _star_geojson(n: int = 301) -> bytes:
+    """A 12 KB polygon whose edges all cross: make_valid would take minutes over it."""
+    import math
+
+    step = n // 2 - 1
+    ring = [
+        [24.9 + 0.01 * math.cos(2 * math.pi * (i * step % n) / n),
+         60.1 + 0.01 * math.sin(2 * math.pi * (i * step % n) / n)]
+        for i in range(n)
+    ]  # fmt: skip
+    ring.append(ring[0])
+    geometry = {"type": "Polygon", "coordinates": [ring]}
+    feature = {"type": "Feature", "properties": {}, "geometry": geometry}
+    return json.dumps({"type": "FeatureCollection", "features": [feature]}).encode()
+
+
+def test_slow_uploads_cost_only_their_own_requests(in_process: Sandbox) -> None:
+    """Six uploads of a polygon that keeps make_valid busy filled the event loop's default
+    thread pool with host CPU work, after which chat reads and sandbox calls hung. Now
+    each is judged in a confined child killed at its timeout, on intake's own threads."""
+    from dataclasses import replace
+
+    agent = make_agent(in_process)
+    agent.settings = replace(agent.settings, fetch_timeout_s=2.0)
+    app = create_app(agent, limiter=TurnLimiter(per_minute=1000, burst=10))
+    star = _star_geojson()
+
+    async def go() -> tuple[list[int], dict[str, float]]:
+        uploads = [
+            asyncio.create_task(
+                call(app, "POST", f"/api/chats/star-{i}/uploads?name=star.geojson", content=star)
+            )
+            for i in range(6)
+        ]
+        await asyncio.sleep(0.5)  # the first stars are being judged
+        waited: dict[str, float] = {}
+        started = time.monotonic()
+        health = await call(app, "GET", "/api/health")
+        waited["health"] = time.monotonic() - started
+        started = time.monotonic()
+        await asyncio.to_thread(lambda: None)  # the loop's default executor is free
+        waited["executor"] = time.monotonic() - started
+        started = time.monotonic()
+        result = await in_process.arun("return 6 * 7")
+        waited["sandbox"] = time.monotonic() - started
+        assert health.status_code == 200 and result.value == 42
+        statuses = [response.status_code for response in await asyncio.gather(*uploads)]
+        return statuses, waited
+
+    statuses, waited = run(go())
+    assert all(status == 422 for status in statuses), statuses
+    assert all(seconds < 1.0 for seconds in waited.values()), waited

@@ -70,5 +70,27 @@ def test_intake_exports() -> None:
         "IntakeReport",
         "Layer",
         "Repair",
+        "aload",
+        "confinement_level",
         "load",
+        "offload",
+    ]
+
+
+def test_confine_exports() -> None:
+    import geomint.confine
+
+    assert sorted(geomint.confine.__all__) == [
+        "CallTimeoutError",
+        "Child",
+        "ChildDiedError",
+        "ChildLostError",
+        "ConfineConfig",
+        "ConfinementError",
+        "ConfinementRefusedError",
+        "WorkerProcess",
+        "WorkerStartError",
+        "confine",
+        "default_read_paths",
+        "worker_environment",
     ]

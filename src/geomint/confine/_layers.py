@@ -37,8 +37,10 @@ from typing import Final
 from geomint.confine import _landlock, _seccomp
 
 __all__ = [
+    "CHILD_ID_BASE",
     "ConfineConfig",
     "ConfinementError",
+    "child_id",
     "collapse_to_huge_pages",
     "confine",
     "default_read_paths",
@@ -60,7 +62,19 @@ _MS_REC: Final = 0x4000
 _MS_PRIVATE: Final = 1 << 18
 _PR_SET_PDEATHSIG: Final = 1
 _PR_SET_DUMPABLE: Final = 4
-_NOBODY: Final = 65534
+#: Children take the uid and gid ``CHILD_ID_BASE + pid``: one of their own each. The
+#: kernel counts RLIMIT_NPROC (and pipe buffers) per uid, so with one shared uid a single
+#: child holding 63 threads stopped every other child from starting one. Pids are unique
+#: among live processes and at most 2**22, so these ids name no user of the machine's
+#: usual ranges (below 65536, or subordinate ranges from 100000 upwards in steps of 65536
+#: for a few hundred users) and never two live children.
+CHILD_ID_BASE: Final = 1 << 30
+
+
+def child_id(pid: int) -> int:
+    """The uid and gid a child with this pid runs as (when the template is root)."""
+    return CHILD_ID_BASE + pid
+
 
 _libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
 _libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
@@ -138,6 +152,7 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
     """
     isolated = config.level == "isolated"
     report: dict[str, bool | int] = {}
+    ident = child_id(os.getpid())
     parent = os.getppid()
     os.setsid()
     _prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
@@ -156,7 +171,7 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
         _unshare(_CLONE_NEWNET | _CLONE_NEWNS | _CLONE_NEWIPC | _CLONE_NEWUTS)
         report["netns"] = True
         scratch = config.scratch_dir
-        opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={_NOBODY},gid={_NOBODY}"
+        opts = f"size={config.scratch_mb}m,nr_inodes=4096,mode=0700,uid={ident},gid={ident}"
         _mount("geomint-scratch", scratch, "tmpfs", _MS_NOSUID | _MS_NODEV | _MS_NOEXEC, opts)
         report["mountns"] = True
     else:
@@ -169,7 +184,7 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
                 f"scratch directory, got {config.scratch_dir!r}",
             )
         if os.geteuid() == 0:
-            os.chown(config.scratch_dir, _NOBODY, _NOBODY)
+            os.chown(config.scratch_dir, ident, ident)
         scratch = config.scratch_dir
     os.chdir(scratch)
 
@@ -186,8 +201,8 @@ def confine(keep_fd: int, config: ConfineConfig) -> dict[str, bool | int]:
     report["uid_drop"] = False
     if os.geteuid() == 0:
         os.setgroups([])
-        os.setresgid(_NOBODY, _NOBODY, _NOBODY)
-        os.setresuid(_NOBODY, _NOBODY, _NOBODY)
+        os.setresgid(ident, ident, ident)
+        os.setresuid(ident, ident, ident)
         report["uid_drop"] = True
         # Changing credentials clears the parent-death signal and resets dumpable: without
         # this a child outlived a dead worker (and host), reparented to init.

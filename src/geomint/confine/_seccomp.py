@@ -2,7 +2,7 @@
 
 Threat model: the code this child runs was written by a model and must be treated
 as hostile. By the time this filter goes on, the child already sits in its own
-namespaces, under rlimits, as uid 65534 and (usually) under Landlock. What is
+namespaces, under rlimits, as a uid of its own and (usually) under Landlock. What is
 left is the kernel's syscall surface itself, which those layers do not narrow:
 the filter closes the calls that let code leave the process (fork, exec, new
 sockets), reach other processes (ptrace, process_vm_*, signals to anyone but
@@ -70,6 +70,10 @@ DENY_EPERM: tuple[str, ...] = (
     # memory the address-space limit does not count: a memfd's pages belong to the file,
     # not to the mapping, so a child with a 256 MB budget held 3.8 GB through them
     "memfd_create", "memfd_secret",
+    # pipe pages the address-space limit does not count either: vmsplice hands a pipe the
+    # pages of a mapping, which stay alive after munmap (2 MB huge pages through 1 MB
+    # pipes let a 256 MB child hold 3.1 GB); splice and tee move pages between pipes
+    "vmsplice", "splice", "tee",
     # watching files: Landlock does not mediate inotify, which would tell the names of
     # files the host creates and deletes beneath a read path
     "inotify_init", "inotify_init1", "inotify_add_watch", "fanotify_mark",
@@ -81,8 +85,9 @@ DENY_EPERM: tuple[str, ...] = (
     # worker that is not root) these would reach every file the host's user owns
     "chmod", "fchmod", "fchmodat", "fchmodat2", "chown", "fchown", "lchown", "fchownat",
     "utime", "utimes", "futimesat", "utimensat",
-    # other processes of the same uid (every sandbox child is uid 65534): renice a whole
-    # user or process group, or set another process's I/O priority
+    # other processes of the same uid (the host itself, for a restricted child of a worker
+    # that is not root): renice a whole user or process group, or set another process's
+    # I/O priority
     "setpriority", "ioprio_set",
     # identity: the uid drop happened earlier, make climbing back impossible
     "setuid", "setgid", "setreuid", "setregid", "setresuid", "setresgid",
@@ -122,7 +127,9 @@ DENIED_IOCTLS: tuple[int, ...] = (
 #: fcntl commands refused: naming another process as the owner of a descriptor makes the
 #: kernel signal it on I/O (with F_SETSIG, any signal, SIGKILL included) -- a way around
 #: the kill rule above that only Landlock's signal scope (ABI 6) would otherwise stop.
-DENIED_FCNTLS: tuple[int, ...] = (8, 15)  # F_SETOWN, F_SETOWN_EX
+#: F_SETPIPE_SZ is refused too: a pipe keeps its default 64 KB, so what a child can park in
+#: pipes is bounded by its 64 descriptors.
+DENIED_FCNTLS: tuple[int, ...] = (8, 15, 1031)  # F_SETOWN, F_SETOWN_EX, F_SETPIPE_SZ
 #: prctl options refused: clearing the parent-death signal would let a child outlive its
 #: worker (and a dead host), since nothing else ends a child that sleeps.
 DENIED_PRCTLS: tuple[int, ...] = (1,)  # PR_SET_PDEATHSIG
@@ -161,6 +168,7 @@ SYSCALLS_X86_64: dict[str, int] = {
     "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463, "removexattrat": 466,
     "open_tree_attr": 467, "memfd_create": 319, "memfd_secret": 447, "inotify_init": 253,
     "inotify_add_watch": 254, "inotify_init1": 294, "fanotify_mark": 301,
+    "splice": 275, "tee": 276, "vmsplice": 278,
 }  # fmt: skip
 
 #: aarch64, from include/uapi/asm-generic/unistd.h. No fork, vfork, mknod, iopl,
@@ -192,7 +200,8 @@ SYSCALLS_AARCH64: dict[str, int] = {
     "quotactl_fd": 443, "landlock_create_ruleset": 444, "landlock_add_rule": 445,
     "landlock_restrict_self": 446, "process_mrelease": 448, "fchmodat2": 452, "setxattrat": 463,
     "removexattrat": 466, "open_tree_attr": 467, "memfd_create": 279, "memfd_secret": 447,
-    "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_mark": 263,
+    "inotify_init1": 26, "inotify_add_watch": 27, "fanotify_mark": 263, "vmsplice": 75,
+    "splice": 76, "tee": 77,
 }  # fmt: skip
 
 AUDIT_ARCH_X86_64 = 0xC000_003E

@@ -163,7 +163,7 @@ def main(argv: list[str]) -> int:
     ctrl.set_inheritable(False)
     settings = json.loads(argv[3])
     host_base = tempfile.mkdtemp(prefix="geomint-confine-")
-    os.chmod(host_base, 0o711)  # noqa: S103 - children (uid 65534) reach their own subdirectory only
+    os.chmod(host_base, 0o711)  # noqa: S103 - children (uids of their own) reach their own subdirectory only
     read_paths = tuple(settings.get("read_paths") or default_read_paths())
     oom = prefer_as_oom_victim()
     cgroup = memory_cgroup()

@@ -24,9 +24,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+from geomint.confine._layers import CHILD_ID_BASE
 from geomint.sandbox import Sandbox, SandboxResult
 
-NOBODY = 65534
+NOBODY = 65534  # what tests drop to; children run as CHILD_ID_BASE + their pid
 SECRET_ENV = "FAKE_API_KEY"
 #: The sandbox children's budget beyond which "killed within timeout" would be violated.
 KILL_SLACK_S = 0.5
@@ -276,12 +277,16 @@ def process_table() -> dict[int, tuple[int, int]]:
     return table
 
 
+def _confined_uid(uid: int) -> bool:
+    return uid == NOBODY or uid >= CHILD_ID_BASE
+
+
 def confined_descendants(root: int) -> list[int]:
-    """Processes running as the sandbox uid whose ancestry reaches ``root``."""
+    """Processes running as a sandbox child's uid whose ancestry reaches ``root``."""
     table = process_table()
     found = []
     for pid, (_, uid) in table.items():
-        if uid != NOBODY:
+        if not _confined_uid(uid):
             continue
         ancestor, hops = pid, 0
         while ancestor in table and ancestor not in (0, 1) and hops < 64:

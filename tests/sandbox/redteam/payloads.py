@@ -894,6 +894,16 @@ return {'reached': str(os), 'outcomes': {
     'memfd_secret': _try(lambda: raw(447, 0)),
 }}
 """),
+    _p(name="pipe_pages_beyond_budget", family="memory", reaches="module 'os'", body=LIBC + """
+fcntl = sys.modules['fcntl']
+r, w = os.pipe()
+return {'reached': str(os), 'outcomes': {
+    'vmsplice': _try(lambda: raw(278, w, 0, 0, 0)),
+    'splice': _try(lambda: raw(275, r, 0, w, 0, 1, 0)),
+    'tee': _try(lambda: raw(276, r, w, 1, 0)),
+    'grow_pipe': _try(lambda: fcntl.fcntl(w, 1031, 1 << 20)),
+}}
+"""),
     _p(name="inotify_host_files", family="host metadata", reaches="module 'os'", body=LIBC + """
 return {'reached': str(os), 'outcomes': {
     'inotify_init1': _try(lambda: raw(294, 0)),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import json
 import os
 import time
 import zipfile
@@ -477,3 +478,61 @@ def test_only_a_kml_root_element_makes_kml(tmp_path: Path, data: bytes) -> None:
     assert _refusal(tmp_path, "trap.kml", data) == (
         "this is an XML document, not KML or any geodata geomint reads; check the link or file"
     )
+
+
+def _answer_lines(*features: object, report: dict[str, object] | None = None) -> bytes:
+    first = {
+        "ok": True,
+        "data": {"type": "FeatureCollection"},
+        "lines": 1,
+        "report": report
+        or {
+            "source": "s", "format": "geojson", "source_crs": "EPSG:4326",
+            "feature_count": len(features), "geometry_types": {}, "repairs": [],
+            "warnings": [], "bbox": None,
+        },
+    }  # fmt: skip
+    return json.dumps(first).encode() + b"\n" + json.dumps(list(features)).encode()
+
+
+_POINT = {"type": "Feature", "properties": {}, "geometry": {"type": "Point", "coordinates": [1]}}
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        _answer_lines(1, "x", None),
+        _answer_lines({"type": "Feature", "properties": [1], "geometry": None}),
+        _answer_lines({"type": "Feature", "properties": {}, "geometry": {"type": 7}}),
+        _answer_lines(_POINT, report={"feature_count": 1, "bbox": None, "geometry_types": {},
+                                      "repairs": [{"kind": "r", "count": float("inf"),
+                                                   "feature_indices": []}]}),
+        b"[]," * 2_000_000,
+        _answer_lines(_POINT)[:-1] + b"," + b"[]," * 30_000 + b"[]]",
+    ],
+    ids=["not-dicts", "properties-list", "geometry-type", "infinite-count", "empty-lists",
+         "empty-lists-in-line"],
+)  # fmt: skip
+def test_a_compromised_readers_answer_is_refused_not_trusted(reply: bytes) -> None:
+    """What a reader taken over through a parser bug could send: features later code
+    cannot handle, numbers that overflow, or text that decodes to gigabytes."""
+    with pytest.raises(IntakeError) as caught:
+        _answer(reply, "x.geojson", 1024, 3)
+    assert (
+        str(caught.value)
+        == "Cannot load x.geojson: the reader's answer was malformed; the file is refused"
+    )
+
+
+def test_an_honest_answer_is_accepted() -> None:
+    data, report = _answer(_answer_lines(_POINT, _POINT), "x.geojson", 1024, 3)
+    assert data["features"] == [_POINT, _POINT] and report.feature_count == 2
+
+
+def test_a_fifo_swapped_in_after_sizing_is_refused_without_blocking(tmp_path: Path) -> None:
+    from geomint.intake._confined import _descriptor
+
+    fifo = tmp_path / "swapped.geojson"
+    os.mkfifo(fifo)
+    with pytest.raises(IntakeError, match="not a regular file"):
+        _descriptor(fifo)  # opened O_NONBLOCK: returns at once instead of waiting for a writer

@@ -16,6 +16,7 @@ import atexit
 import fcntl
 import json
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -49,6 +50,11 @@ _ENVIRONMENT: Final = {
 }
 _REPORT_SLACK: Final = 1 << 20
 _ZIPPED: Final = frozenset({"shapefile", "kmz"})
+# An answer may open one list or object per 4 bytes of its text, not more.
+_BYTES_PER_CONTAINER: Final = 4
+_MIN_CONTAINERS: Final = 10_000
+# What the slower parser may read of an integer orjson refused (past 64 bits).
+_MAX_INT_DIGITS: Final = 100
 
 
 class _Reader:
@@ -89,16 +95,20 @@ class _Reader:
         worker.close()
         raise _UnavailableError(reasons)
 
-    def child(self, limits: dict[str, int]) -> tuple[confine.Child, str]:
-        """Fork one child with its own limits."""
-        with self._lock:
+    def child(self, limits: dict[str, int], timeout_s: float) -> tuple[confine.Child, str]:
+        """Fork one child with its own limits, waiting at most ``timeout_s`` for it."""
+        if not self._lock.acquire(timeout=max(0.0, timeout_s)):
+            raise confine.WorkerStartError("the reader's template is busy handing over a child")
+        try:
             worker, level = self._started()
             try:
                 worker.request_spare(level, limits)
-                return worker.take_spare(level), level
+                return worker.take_spare(level, timeout_s=max(0.05, timeout_s)), level
             except (confine.WorkerStartError, OSError):
                 self._close_worker()  # the next source starts a new template
                 raise
+        finally:
+            self._lock.release()
 
     def turn(self, timeout_s: float) -> bool:
         """Wait for a free turn; False when none came within ``timeout_s``."""
@@ -218,9 +228,10 @@ def _call(
         "source_crs": source_crs,
     }
     fd = _descriptor(source)
+    started = time.monotonic()
     try:
         try:
-            child, _ = _READER.child(limits)
+            child, _ = _READER.child(limits, remaining)
         except _UnavailableError as exc:
             raise IntakeError([_unavailable(str(exc))], source=name) from None
         except (confine.WorkerStartError, OSError) as exc:
@@ -228,7 +239,7 @@ def _call(
         try:
             return child.call(
                 json.dumps(request).encode(),
-                timeout_s=max(0.05, remaining),
+                timeout_s=max(0.05, remaining - (time.monotonic() - started)),
                 max_reply=EXPANSION * max_bytes + _REPORT_SLACK,
                 fds=[fd],
             )
@@ -248,7 +259,15 @@ def _call(
 def _descriptor(source: bytes | Path) -> int:
     """A read-only descriptor of the source for the child: the file itself, or a memfd."""
     if isinstance(source, Path):
-        return os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+        # Opened without blocking and checked on the descriptor itself: a FIFO swapped in
+        # after the size check would otherwise block this thread in open() for good.
+        fd = os.open(source, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise IntakeError(["not a regular file (a folder, pipe or device); pass a file"],
+                              source=str(source))  # fmt: skip
+        os.set_blocking(fd, True)
+        return fd
     fd = os.memfd_create("geomint-intake-source", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     try:
         view = memoryview(source)
@@ -289,6 +308,12 @@ def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> 
             ["the reader's answer was larger than the layer may be; the file is refused"],
             source=name,
         )
+    containers = reply.count(b"[") + reply.count(b"{")
+    if containers > max(_MIN_CONTAINERS, len(reply) // _BYTES_PER_CONTAINER):
+        # An empty list costs the host some 64 bytes for 3 of text: 90 MB of `[],` grew it
+        # by 2.5 GB. Honest GeoJSON opens one list or object per 6 bytes at the densest
+        # (`[0,0],`), so this keeps what decoding costs near what honest text costs.
+        raise _malformed(name)
     view = memoryview(reply)
     end = reply.find(b"\n")
     answer = _decode(view[: len(reply) if end < 0 else end])
@@ -320,12 +345,12 @@ def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> 
         if not isinstance(batch, list):
             raise _malformed(name)
         features.extend(batch)  # between lines, the event loop's thread may run
-    if end >= 0:
+    if end >= 0 or not all(map(_is_feature, features)):
         raise _malformed(name)
     data["features"] = features
     try:
         report = _report(answer.get("report"), len(features))
-    except (TypeError, ValueError, KeyError):
+    except (TypeError, ValueError, KeyError, OverflowError):
         raise _malformed(name) from None
     return data, report
 
@@ -339,9 +364,25 @@ def _decode(reply: memoryview) -> Any:
         except orjson.JSONDecodeError:
             pass  # what orjson does not read (an integer past 64 bits): the slower parser
         try:
-            return json.loads(bytes(reply))
+            return json.loads(bytes(reply), parse_int=_bounded_int)
         except (ValueError, RecursionError):
             return None
+
+
+def _is_feature(value: Any) -> bool:
+    """What every later step assumes of a feature (the child validated far more)."""
+    if type(value) is not dict or value.get("type") != "Feature":
+        return False
+    properties, geometry = value.get("properties"), value.get("geometry")
+    return (properties is None or type(properties) is dict) and (
+        geometry is None or (type(geometry) is dict and type(geometry.get("type")) is str)
+    )
+
+
+def _bounded_int(text: str) -> int:
+    if len(text) > _MAX_INT_DIGITS:  # int() is quadratic in the digits
+        raise ValueError("integer too long")
+    return int(text)
 
 
 def _malformed(name: str) -> IntakeError:

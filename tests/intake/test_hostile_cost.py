@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import io
 import json
-import math
 import resource
 import struct
 import threading
@@ -20,22 +19,9 @@ import time
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tests.hostile_inputs import star_geojson
 
 from geomint.intake import IntakeError, load
-
-
-def _star(n: int = 301) -> bytes:
-    """A {n/(n/2-1)} star: every edge crosses nearly every other (12 KB of GeoJSON)."""
-    step = n // 2 - 1
-    ring = [
-        [13.4 + 0.01 * math.cos(2 * math.pi * (i * step % n) / n),
-         52.5 + 0.01 * math.sin(2 * math.pi * (i * step % n) / n)]
-        for i in range(n)
-    ]  # fmt: skip
-    ring.append(ring[0])
-    geometry = {"type": "Polygon", "coordinates": [ring]}
-    feature = {"type": "Feature", "properties": {}, "geometry": geometry}
-    return json.dumps({"type": "FeatureCollection", "features": [feature]}).encode()
 
 
 def _host_cpu_s() -> float:
@@ -47,7 +33,7 @@ def test_a_star_polygon_costs_its_child_not_the_host() -> None:
     load(b'{"type": "Point", "coordinates": [1, 2]}')  # the reader is up
     cpu, started = _host_cpu_s(), time.monotonic()
     with pytest.raises(IntakeError) as caught:
-        load(_star(), label="star.geojson", timeout_s=2)
+        load(star_geojson(), label="star.geojson", timeout_s=2)
     assert str(caught.value) == (
         "Cannot load star.geojson: reading the file took longer than 2 s and was stopped; "
         "pass a larger timeout_s for a large file"
@@ -62,7 +48,7 @@ def test_other_sources_are_judged_while_a_slow_one_runs() -> None:
 
     def judge_the_star() -> None:
         try:
-            load(_star(), timeout_s=4)
+            load(star_geojson(), timeout_s=4)
         except IntakeError as exc:
             refused.append(str(exc))
 

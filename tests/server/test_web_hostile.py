@@ -24,6 +24,7 @@ from typing import Any
 import httpx
 import pytest
 from tests.agent.scripted import Script, run
+from tests.hostile_inputs import star_geojson
 from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent
@@ -492,22 +493,6 @@ def test_browser_the_page_works_when_the_api_needs_a_token(agent: MapAgent) -> N
     assert address.endswith("/chat/tok")  # the token left the address bar (and history)
 
 
-def _star_geojson(n: int = 301) -> bytes:
-    """A 12 KB polygon whose edges all cross: make_valid would take minutes over it."""
-    import math
-
-    step = n // 2 - 1
-    ring = [
-        [24.9 + 0.01 * math.cos(2 * math.pi * (i * step % n) / n),
-         60.1 + 0.01 * math.sin(2 * math.pi * (i * step % n) / n)]
-        for i in range(n)
-    ]  # fmt: skip
-    ring.append(ring[0])
-    geometry = {"type": "Polygon", "coordinates": [ring]}
-    feature = {"type": "Feature", "properties": {}, "geometry": geometry}
-    return json.dumps({"type": "FeatureCollection", "features": [feature]}).encode()
-
-
 def test_slow_uploads_cost_only_their_own_requests(in_process: Sandbox) -> None:
     """Six uploads of a polygon that keeps make_valid busy filled the event loop's default
     thread pool with host CPU work, after which chat reads and sandbox calls hung. Now
@@ -517,7 +502,7 @@ def test_slow_uploads_cost_only_their_own_requests(in_process: Sandbox) -> None:
     agent = make_agent(in_process)
     agent.settings = replace(agent.settings, fetch_timeout_s=2.0)
     app = create_app(agent, limiter=TurnLimiter(per_minute=1000, burst=10))
-    star = _star_geojson()
+    star = star_geojson((24.9, 60.1))
 
     async def go() -> tuple[list[int], dict[str, float]]:
         uploads = [

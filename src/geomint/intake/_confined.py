@@ -232,9 +232,7 @@ def _call(
     try:
         try:
             child, _ = _READER.child(limits, remaining)
-        except _UnavailableError as exc:
-            raise IntakeError([_unavailable(str(exc))], source=name) from None
-        except (confine.WorkerStartError, OSError) as exc:
+        except (_UnavailableError, confine.WorkerStartError, OSError) as exc:
             raise IntakeError([_unavailable(str(exc))], source=name) from None
         try:
             return child.call(

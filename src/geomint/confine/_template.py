@@ -1,12 +1,12 @@
 """A template process: imports a handler's libraries once, then forks confined children.
 
-Started by :class:`geomint.confine.Template` as
+Started by :class:`geomint.confine.WorkerProcess` as
 ``python -I -m geomint.confine._template FD HANDLER SETTINGS`` with an allow-listed
 environment. ``HANDLER`` names a module with two functions:
 
 - ``prepare(settings) -> state``: import and warm what the children need, once;
-- ``serve(sock, state)``: run in each child once it is confined, with the socket to
-  the host as its only open descriptor.
+- ``serve(sock, state, report)``: run in each child once it is confined, with the
+  socket to the host as its only open descriptor and the layers it reached.
 
 The template never sees a request, an input or a reply. For each spawn message it
 forks a child, hands the host one end of a fresh socket pair plus a pidfd for the child,
@@ -26,7 +26,6 @@ import os
 import select
 import signal
 import socket
-import stat
 import sys
 import tempfile
 from dataclasses import replace
@@ -242,8 +241,7 @@ def main(argv: list[str]) -> int:
             else:
                 os.close(pidfd)
     finally:
-        if stat.S_ISDIR(os.stat(base).st_mode):
-            _remove_tree(base)
+        _remove_tree(base)  # its contents; the host removes the directory itself
 
 
 if __name__ == "__main__":

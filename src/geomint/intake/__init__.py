@@ -22,7 +22,7 @@ from geomint.intake._confined import MAX_CHILDREN, confinement_level, judge_conf
 from geomint.intake._convert import columns_rows_shapes
 from geomint.intake._decoded import EXPANSION
 from geomint.intake._parse import TOO_DEEP
-from geomint.intake._pipeline import FRAME, frame_parts
+from geomint.intake._pipeline import BATCH, FRAME, frame_parts
 from geomint.intake.errors import IntakeError
 from geomint.intake.formats import sniff
 from geomint.intake.report import IntakeReport, Repair, profile
@@ -39,7 +39,6 @@ __all__ = [
 ]
 
 _HEAD = 4096
-_BATCH = 5_000
 T = TypeVar("T")
 
 
@@ -168,21 +167,8 @@ def load(
         raise  # not reached: the walk refuses what nests past the recursion limit
     except (TypeError, ValueError) as exc:
         raise IntakeError([f"cannot read the object as GeoJSON: {exc}"], source=name) from None
-    if len(text) > max_bytes * EXPANSION:
-        raise IntakeError(
-            [f"the object is {len(text):,} bytes as GeoJSON, over {max_bytes * EXPANSION:,}"],
-            source=name,
-        )
-    values, report = judge_confined(
-        text,
-        "geojson",
-        name=name,
-        max_bytes=max(max_bytes, len(text)),
-        timeout_s=timeout_s,
-        format_name="geojson" if isinstance(source, dict) else "object",
-        source_crs=crs,
-    )
-    return Layer(data=values, report=report)
+    kind = "geojson" if isinstance(source, dict) else "object"
+    return _judge_text(text, "geojson", kind, name, crs, max_bytes, timeout_s)
 
 
 def _is_frame(source: Any) -> bool:
@@ -199,18 +185,32 @@ def _load_frame(source: Any, name: str, crs: str | None, max_bytes: int, timeout
     except ValueError as exc:
         raise IntakeError([f"cannot read the GeoDataFrame: {exc}"], source=name) from None
     text = frame_parts(columns, rows, float_columns, floats, shapes)
+    return _judge_text(text, FRAME, "object", name, crs, max_bytes, timeout_s)
+
+
+def _judge_text(
+    text: bytes,
+    fmt: str,
+    kind: str,
+    name: str,
+    crs: str | None,
+    max_bytes: int,
+    timeout_s: float,
+) -> Layer:
+    """Judge an in-memory object written as text: the caller's own, so not held to
+    ``max_bytes``, but to what its GeoJSON may decode to."""
     if len(text) > max_bytes * EXPANSION:
         raise IntakeError(
-            [f"the GeoDataFrame is {len(text):,} bytes as JSON, over {max_bytes * EXPANSION:,}"],
+            [f"the object is {len(text):,} bytes as JSON, over {max_bytes * EXPANSION:,}"],
             source=name,
         )
     values, report = judge_confined(
         text,
-        FRAME,
+        fmt,
         name=name,
         max_bytes=max(max_bytes, len(text)),
         timeout_s=timeout_s,
-        format_name="object",
+        format_name=kind,
         source_crs=crs,
     )
     return Layer(data=values, report=report)
@@ -224,12 +224,12 @@ def _json_text(value: Any) -> bytes:
     event loop sharing this process run between them.
     """
     features = value.get("features") if isinstance(value, dict) else None
-    if not isinstance(features, list) or len(features) <= _BATCH:
+    if not isinstance(features, list) or len(features) <= BATCH:
         return json.dumps(value, default=_not_json).encode("utf-8", "surrogatepass")
     head = json.dumps({k: v for k, v in value.items() if k != "features"}, default=_not_json)
     parts = [
-        json.dumps(features[i : i + _BATCH], default=_not_json)[1:-1]
-        for i in range(0, len(features), _BATCH)
+        json.dumps(features[i : i + BATCH], default=_not_json)[1:-1]
+        for i in range(0, len(features), BATCH)
     ]
     body = ",".join(part for part in parts if part)
     text = head[:-1] + (", " if len(head) > 2 else "") + '"features": [' + body + "]}"
@@ -279,17 +279,18 @@ async def aload(
     The work runs on intake's own bounded thread pool, whose threads wait for the
     confined child; a slow source costs its own request, never the loop's executor.
     """
-    call = functools.partial(
-        load,
-        source,
-        label=label,
-        max_bytes=max_bytes,
-        timeout_s=timeout_s,
-        layer=layer,
-        allowed_networks=allowed_networks,
-        veto=veto,
+    return await offload(
+        functools.partial(
+            load,
+            source,
+            label=label,
+            max_bytes=max_bytes,
+            timeout_s=timeout_s,
+            layer=layer,
+            allowed_networks=allowed_networks,
+            veto=veto,
+        )
     )
-    return await asyncio.get_running_loop().run_in_executor(_POOL, call)
 
 
 async def offload(function: Callable[..., T], *args: Any) -> T:

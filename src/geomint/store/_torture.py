@@ -13,7 +13,7 @@ import threading
 from geomint.state.events import FetchMissed
 from geomint.store import open_store
 
-__all__ = ["append_forever", "append_in_threads"]
+__all__ = ["append_forever", "append_in_threads", "open_at_once"]
 
 
 def append_forever(url: str, acks: str) -> None:
@@ -50,3 +50,13 @@ def append_in_threads(url: str, process: int, threads: int, per_thread: int) -> 
     for worker in workers:
         worker.join()
     store.close()
+
+
+def open_at_once(url: str, start: threading.Barrier | None = None) -> None:
+    """Open the store at ``url`` as soon as ``start`` lets every opener go, and close it.
+
+    ``start`` is a multiprocessing barrier, so the openers race on a fresh file.
+    """
+    if start is not None:
+        start.wait()
+    open_store(url).close()

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
@@ -45,6 +46,30 @@ def default_path() -> Path:
     """Return the default database path: ``$GEOMINT_HOME/geomint.db`` or DEFAULT_PATH."""
     home = os.environ.get("GEOMINT_HOME")
     return Path(home) / "geomint.db" if home else DEFAULT_PATH.expanduser()
+
+
+def _is_lock(exc: sqlite3.OperationalError) -> bool:
+    return "locked" in str(exc) or "busy" in str(exc)
+
+
+def _enter_wal(db: sqlite3.Connection) -> None:
+    """Switch a connection's database to WAL, waiting out other processes opening it.
+
+    Changing the journal mode takes an exclusive lock without calling the busy handler,
+    so two processes opening a fresh file at once see ``database is locked`` at once
+    rather than after the busy timeout; retry it ourselves for as long as that timeout.
+    """
+    deadline = time.monotonic() + _BUSY_TIMEOUT_MS / 1000
+    pause = 0.001
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if not _is_lock(exc) or time.monotonic() + pause > deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.1)
 
 
 class _Append:
@@ -83,6 +108,7 @@ class SQLiteStore:
 
     Raises:
         CorruptStoreError: The file is not a SQLite database.
+        StoreUnavailableError: Another process held the file locked for over 30 s.
         SchemaTooNewError: A newer geomint wrote the file.
     """
 
@@ -95,12 +121,14 @@ class SQLiteStore:
         self._queue: list[_Append] = []
         try:
             self._db = self._connect()
-            self._db.execute("PRAGMA journal_mode = WAL")
+            _enter_wal(self._db)
             self._db.execute(f"PRAGMA synchronous = {'FULL' if durable else 'NORMAL'}")
             self._migrate()
             self._reader = self._connect()
         except sqlite3.DatabaseError as exc:
             self._close_quietly()
+            if isinstance(exc, sqlite3.OperationalError) and _is_lock(exc):
+                raise self._unavailable(exc) from exc
             raise CorruptStoreError(
                 f"{self.path} cannot be opened as a geomint store ({exc}); it was not "
                 "changed. Move it aside to start a new store, or restore it from a backup"
@@ -113,7 +141,7 @@ class SQLiteStore:
 
     def _unavailable(self, exc: sqlite3.OperationalError) -> StoreError:
         """Say what an operational error (a lock held too long, a full disk) means."""
-        if "locked" in str(exc) or "busy" in str(exc):
+        if _is_lock(exc):
             return StoreUnavailableError(
                 f"another process has held the write lock of {self.path} for over "
                 f"{_BUSY_TIMEOUT_MS // 1000} s ({exc}); nothing was stored. Find the "

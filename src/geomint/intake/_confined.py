@@ -291,6 +291,7 @@ def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> 
                 "pass a larger timeout_s for a large file"
             ],
             source=name,
+            timed_out=True,
         )
     if reply == "died":
         raise IntakeError(

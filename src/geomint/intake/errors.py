@@ -18,11 +18,20 @@ class IntakeError(GeomintError, ValueError):
 
     Attributes:
         problems: Every problem found, one line each, in document order.
+        timed_out: Judging the source was stopped at its time limit (it may be fine, and
+            only large or costly to check).
     """
 
-    def __init__(self, problems: list[str] | tuple[str, ...], *, source: str = "input") -> None:
+    def __init__(
+        self,
+        problems: list[str] | tuple[str, ...],
+        *,
+        source: str = "input",
+        timed_out: bool = False,
+    ) -> None:
         self.problems: tuple[str, ...] = tuple(problems)
         self.source = source
+        self.timed_out = timed_out
         super().__init__(self._render())
 
     def _render(self) -> str:

@@ -12,6 +12,7 @@ from typing import Any
 
 from geomint.providers.base import Found, ProviderMiss
 from geomint.state import FetchMade, FetchMissed
+from geomint.tools._judged import judged_answer
 from geomint.tools.context import ToolContext
 from geomint.tools.results import ToolError, ToolResult, plain_json
 
@@ -40,25 +41,10 @@ async def fetch_into_entry(
     """Run a provider call; store what it found as a ``kind`` entry, or record the miss."""
     try:
         found = await call()
+        if found.count:  # judged like a user's file before anything here computes on it
+            data, repaired = await judged_answer(found)
     except ProviderMiss as miss:
-        ctx.append(
-            [
-                FetchMissed(
-                    tool=tool,
-                    provider=miss.provider,
-                    request=plain_json(request),
-                    reason=f"{miss.code}: {miss.reason}"[:2_000],
-                )
-            ]
-        )
-        await ctx.emit(
-            "miss",
-            {"tool": tool, "provider": miss.provider, "code": miss.code, "reason": miss.reason},
-        )
-        return ToolResult(
-            model={"miss": miss.reason, "code": miss.code, "provider": miss.provider},
-            failed=miss.code not in ("not_found",),
-        )
+        return await _missed(ctx, tool, request, miss)
     if not found.count:
         ctx.append(
             [
@@ -73,7 +59,7 @@ async def fetch_into_entry(
         return ToolResult(
             model={"miss": "nothing matched", "code": "not_found", "provider": found.provider}
         )
-    written = await ctx.write_entry(kind=kind, data=found.data, label=label, sources=found.sources)
+    written = await ctx.write_entry(kind=kind, data=data, label=label, sources=found.sources)
     # The tool's request (what the model asked, areas by name) with the provider's
     # endpoint: what a person reading the log needs to know what was searched.
     ctx.append(
@@ -93,7 +79,30 @@ async def fetch_into_entry(
         "digest": written.digest,
         "licences": sorted({s.licence for s in found.sources}),
     }
-    if found.notes:
-        out["notes"] = list(found.notes)
+    if found.notes or repaired:
+        out["notes"] = [*found.notes, *repaired]
     out.update(extra or {})
     return ToolResult(model=out)
+
+
+async def _missed(
+    ctx: ToolContext, tool: str, request: Mapping[str, Any], miss: ProviderMiss
+) -> ToolResult:
+    ctx.append(
+        [
+            FetchMissed(
+                tool=tool,
+                provider=miss.provider,
+                request=plain_json(request),
+                reason=f"{miss.code}: {miss.reason}"[:2_000],
+            )
+        ]
+    )
+    await ctx.emit(
+        "miss",
+        {"tool": tool, "provider": miss.provider, "code": miss.code, "reason": miss.reason},
+    )
+    return ToolResult(
+        model={"miss": miss.reason, "code": miss.code, "provider": miss.provider},
+        failed=miss.code not in ("not_found",),
+    )

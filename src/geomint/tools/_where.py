@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from geomint import geo
 from geomint.providers.base import ProviderMiss, Providers
+from geomint.tools._judged import judged_area
 from geomint.tools.context import ToolContext
 from geomint.tools.results import ToolError
 
@@ -87,16 +88,24 @@ class Where(BaseModel):
 
 @dataclass(frozen=True)
 class Areas:
-    """Resolved areas: GeoJSON polygons, and what each came from."""
+    """Resolved areas: their union, one valid GeoJSON (Multi)Polygon, and what it came from.
 
-    polygons: tuple[dict[str, Any], ...]
+    The union was judged in intake's confined child (see :mod:`geomint.tools._judged`), so
+    what the providers and tools compute on it here is valid geometry.
+    """
+
+    area: dict[str, Any]
     described: tuple[str, ...]
     ignored_viewport: bool = False
 
     @property
+    def polygons(self) -> tuple[dict[str, Any], ...]:
+        """The area as the ``within`` of a provider call."""
+        return (self.area,)
+
+    @property
     def bbox(self) -> tuple[float, float, float, float]:
-        shape = shapely.union_all([shapely.geometry.shape(p) for p in self.polygons])
-        west, south, east, north = shape.bounds
+        west, south, east, north = shapely.geometry.shape(self.area).bounds
         return (west, south, east, north)
 
 
@@ -157,7 +166,8 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
             hint="pass queries=[{'query': 'Kamppi'}], a bounding_box, geometries, a route, or "
             "viewport=true",
         )
-    return Areas(tuple(polygons), tuple(described), ignored_viewport=ignored)
+    area = await judged_area(polygons, " and ".join(described))
+    return Areas(area, tuple(described), ignored_viewport=ignored)
 
 
 async def _query_area(

@@ -568,9 +568,7 @@ async def _analytics(arguments: AnalyticsInput, ctx: ToolContext) -> ToolResult:
     if analytics is None:
         raise no_provider("traffic area analytics")
     areas = await resolve_where(ctx, arguments.where, providers)
-    geometry = shapely.geometry.mapping(
-        shapely.union_all([shapely.geometry.shape(p) for p in areas.polygons])
-    )
+    geometry = areas.area
     return await fetch_into_entry(
         ctx,
         tool="get_traffic_area_analytics",

@@ -11,6 +11,7 @@ import pytest
 from tests.agent.scripted import run
 from tests.server.web import make_agent
 
+from geomint import audit
 from geomint.agent import MapAgent
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
@@ -41,6 +42,8 @@ def test_health_names_the_store_the_sandbox_and_the_demo_model(agent: MapAgent) 
     assert health["status"] == "ok" and health["store"] == "ok"
     assert health["sandbox"] == "in-process"
     assert health["model"]["demo"] is True
+    assert set(health["security"]) == set(audit.EVENTS)
+    assert all(isinstance(n, int) for n in health["security"].values())
 
 
 def test_a_turn_streams_as_ui_message_chunks_and_the_chat_is_listed(agent: MapAgent) -> None:

@@ -42,7 +42,7 @@ from fastapi.responses import (
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field
 
-from geomint import __version__
+from geomint import __version__, audit
 from geomint.agent import MapAgent
 from geomint.errors import UsageError
 from geomint.providers import bundled
@@ -245,6 +245,7 @@ def create_app(
             "sandbox": agent.code_execution_mode,
             "model": agent.model_info,
             "max_upload_bytes": max_upload,
+            "security": audit.counts(),
         }
 
     @app.get("/api/chats")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import unicodedata
 from typing import Any
 
 import pytest
@@ -134,6 +135,14 @@ def test_tool_call_is_one_line_and_shows_code_only_when_verbose() -> None:
     long = text_of(render_tool_call("fetch", {"query": "x" * 500, "near": "y" * 500}))
     assert len(long.splitlines()) == 1 and len(long.rstrip()) == 80
     assert "x…'" in long and long.rstrip().endswith("…")
+
+
+def test_code_shows_every_invisible_format_character() -> None:
+    # Trojan Source: U+2067 made an early return read as part of a docstring.
+    code = 'x = 1\n"""doc \u2067"""\nreturn x\u2069\n"""\ny = "a\u200db"\nreturn y'
+    loud = text_of(render_tool_call("analyse_data", {"code": code}, verbose=True), width=120)
+    assert "⟨U+2067⟩" in loud and "⟨U+2069⟩" in loud and "⟨U+200D⟩" in loud
+    assert not any(unicodedata.category(c) == "Cf" for c in loud)
 
 
 def test_tool_result_lines_for_success_and_failure() -> None:

@@ -67,7 +67,7 @@ def test_beyond_localhost_it_warns_without_a_token_and_prints_the_token_link(
     ("args", "says"),
     [
         (["--mode", "in-process"], "runs model-written code"),
-        (["--approve", "proces_data"], "require_approval names unknown tools: proces_data"),
+        (["--approve", "proces_data"], "did you mean 'process_data'?"),
     ],
 )
 def test_bad_options_are_refused_before_anything_starts(

@@ -379,11 +379,16 @@ def test_require_approval_gates_a_default_tool_and_shows_its_code(
     ]  # nothing was written
 
 
-def test_require_approval_refuses_unknown_tool_names(
+def test_require_approval_refuses_unknown_names_with_the_near_miss(
     make_agent: Callable[..., MapAgent],
 ) -> None:
-    with pytest.raises(UsageError, match="unknown tools: proces_data"):
-        make_agent(DemoModel(), require_approval=["proces_data"])
+    with pytest.raises(UsageError) as caught:
+        make_agent(DemoModel(), require_approval=["proces_data", "code_entry"])
+    assert str(caught.value) == (
+        "require_approval names 'proces_data' (did you mean 'process_data'?), neither an "
+        "effect nor a tool; the effects are runs_code, code_entry, fetched_entry, display, "
+        "network"
+    )
 
 
 def test_a_run_stopped_while_waiting_for_approval_records_a_refusal(

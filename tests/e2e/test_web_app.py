@@ -3,7 +3,7 @@
 The server runs the scripted demo model, so every answer is known: a new chat holds the
 Helsinki places (``places-1``) and park boundaries (``geometries-1``), "Bar chart of these
 places by category" draws a chart with figure cards, "Union the park boundaries and show
-them" needs an approval (the server is started with ``--approve process_data``), and any
+them" needs an approval (the server is started with ``--approve code_entry``), and any
 other question gets a long "I only know a few example prompts" answer. What the map holds
 is read from the map itself (``window.geomint``), not from the DOM.
 """

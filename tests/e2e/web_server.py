@@ -82,7 +82,7 @@ def _geomint() -> Path:
 def running_server(
     home: Path,
     *,
-    approve: Sequence[str] = ("process_data",),
+    approve: Sequence[str] = ("code_entry",),
     turns_per_minute: float = 600.0,
     timeout_s: float = 90.0,
 ) -> Iterator[RunningServer]:
@@ -90,7 +90,7 @@ def running_server(
 
     Args:
         home: An empty folder for the server's ``GEOMINT_HOME`` and store.
-        approve: Tools whose calls wait for a person's approval in the page.
+        approve: Effects that wait for a person's approval in the page.
         turns_per_minute: Chat turns and uploads a minute from one client: the tests ask
             a dozen questions in a minute or two, all from 127.0.0.1, beyond the default 12.
         timeout_s: How long to wait for ``/api/health`` to answer 200.

@@ -22,7 +22,7 @@ def make_agent(
     sandbox: Sandbox, model: Any = None, *, store: Any = None, **options: Any
 ) -> MapAgent:
     """A MapAgent on the demo model (or ``model``), a memory store (or ``store``), the
-    offline provider, process_data needing approval, and a 200 kB upload limit."""
+    offline provider, code-made layers needing approval, and a 200 kB upload limit."""
     return MapAgent(
         model=model or DemoModel(),
         registry=DEFAULT_TOOLS,
@@ -30,7 +30,7 @@ def make_agent(
         sandbox=sandbox,
         settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,), max_upload_bytes=UPLOAD_LIMIT),
         providers=default_providers({}),
-        require_approval=options.pop("require_approval", ["process_data"]),
+        require_approval=options.pop("require_approval", ["code_entry"]),
         owns_store=False,
         **options,
     )

@@ -9,6 +9,7 @@ import pytest
 from geomint.provenance import EntryVersion
 from geomint.state import EntryWritten
 from geomint.tools import ToolContext, ToolError, ToolResult, rerun_watchers
+from geomint.tools.effects import EffectRefusedError
 from geomint.tools.watch import check_verdict
 
 from .conftest import MakeCtx, UiLog
@@ -169,6 +170,30 @@ async def test_a_rerun_never_cascades(make_ctx: MakeCtx) -> None:
     assert "geometries-2" in ctx.refresh().entries
     assert len(ctx.workspace.runs_of("hull")) == 2
     assert ctx.rerunning is False
+
+
+async def test_a_rerun_asks_for_the_layer_it_would_add(make_ctx: MakeCtx) -> None:
+    # A monitor's re-run is its own effect: refusing it keeps its layer off the map.
+    asked: list[tuple[str, bool]] = []
+
+    async def authorize(effect: str, about: dict[str, Any]) -> None:
+        asked.append((effect, ctx.rerunning))
+        if effect == "code_entry" and ctx.rerunning:
+            raise EffectRefusedError("code_entry was refused: not now")
+
+    ctx = make_ctx(authorize=authorize)
+    await seed(ctx, "places", cafes())
+    minting = (
+        "mint.layer(shapely.MultiPoint([f['geometry']['coordinates'] for f in "
+        "places['features']]).convex_hull, 'hull')\nreturn len(places['features'])"
+    )
+    await monitor(ctx, "hull", minting)
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    assert asked == [
+        ("runs_code", False), ("code_entry", False), ("runs_code", True), ("code_entry", True)
+    ]  # fmt: skip
+    assert "geometries-2" not in ctx.refresh().entries
+    assert len(ctx.workspace.runs_of("hull")) == 2  # the re-run ran; only its layer was refused
 
 
 async def test_a_write_during_a_rerun_does_not_rerun_anything(ctx: ToolContext) -> None:

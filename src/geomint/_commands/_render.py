@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -283,10 +284,22 @@ def render_tool_call(
     line.append(f"({', '.join(shown)})", style="dim")
     code = args.get("code")
     if verbose and isinstance(code, str) and code.strip():
-        syntax = Syntax(code, "python", line_numbers=True, word_wrap=True, theme="ansi_dark")
+        syntax = Syntax(
+            visible_code(code), "python", line_numbers=True, word_wrap=True, theme="ansi_dark"
+        )
         panel = Panel(syntax, border_style="dim", expand=False, padding=(0, 1))
         return Group(_Line(line), Padding(panel, (0, 0, 0, 4), expand=False))
     return _Line(line)
+
+
+def visible_code(code: str) -> str:
+    """Code as it may be shown: every invisible format character (a bidirectional control
+    such as U+2067, a zero-width joiner) written out as ``⟨U+2067⟩``, so code cannot read
+    as something other than what runs (Trojan Source)."""
+    return "".join(
+        f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cf" or c in "\u2028\u2029" else c
+        for c in code
+    )
 
 
 def _repr(value: Any) -> str:

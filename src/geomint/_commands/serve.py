@@ -30,8 +30,9 @@ def serve(
         list[str] | None,
         typer.Option(
             "--approve",
-            help="A tool that needs the person's approval before each call (repeatable), "
-            "e.g. --approve process_data.",
+            help="An effect that needs the person's approval wherever it happens "
+            "(repeatable): runs_code, code_entry, fetched_entry, display, network; or a "
+            "tool name for its effects. E.g. --approve code_entry.",
         ),
     ] = None,
     turns_per_minute: Annotated[

@@ -8,9 +8,13 @@
   model to stop calling it and explain; a third identical call is not run at all.
 - Calls that change the chat run one at a time (entry ids and the ledger are handed out
   in order), while the model may still ask for several in one step.
-- A tool with ``requires_approval`` (or named in the agent's ``require_approval``) runs
-  only when the application's ``approve`` callback says yes; with no callback it is refused
-  (fail closed), and a run stopped while waiting refuses it. Both answers are in the log.
+- Approvals guard effects (:mod:`geomint.tools.effects`): an effect the application
+  requires approval for is asked for where it happens (``ToolContext.require``), whichever
+  tool or monitor re-run reaches it. The first ask in a call covers every required effect
+  the tool declares, so a person is asked once per call. A tool with
+  ``requires_approval``, or named in ``require_approval`` while declaring no effects, is
+  asked before each call. With no ``approve`` callback the answer is no (fail closed), and
+  a run stopped while waiting refuses it. Both answers are in the log.
 """
 
 from __future__ import annotations
@@ -19,21 +23,32 @@ import asyncio
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext, Tool, ToolReturn
 
+from geomint import audit
 from geomint.agent.events import MapEvent
-from geomint.errors import ModelFacingError
+from geomint.errors import ModelFacingError, UsageError
 from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, Entry, ToolFailed
-from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
+from geomint.tools import ToolBuilder, ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
+from geomint.tools.effects import EFFECTS, Effect, EffectRefusedError, effects_of
+from geomint.tools.registry import ToolSpec
 from geomint.tools.results import plain_json
 
-__all__ = ["STOP_MESSAGE", "ApprovalRequest", "Approve", "TurnTools", "build_tools"]
+__all__ = [
+    "STOP_MESSAGE",
+    "ApprovalPolicy",
+    "ApprovalRequest",
+    "Approve",
+    "TurnTools",
+    "approval_policy",
+    "build_tools",
+]
 
 _log = logging.getLogger(__name__)
 
@@ -55,7 +70,10 @@ class ApprovalRequest:
         tool: The tool's name.
         args: The call's arguments as plain JSON.
         preview: What can be known beforehand: the code a code tool would run, the
-            entries it reads, and what it would add to the map.
+            entries it reads, what it would add to the map, and the effects asked for
+            (``effects``: each with what it means).
+        effects: The effects this answer covers (empty: the whole call, for a tool
+            that asks before every call).
     """
 
     approval_id: str
@@ -64,10 +82,47 @@ class ApprovalRequest:
     tool: str
     args: dict[str, Any]
     preview: dict[str, Any]
+    effects: tuple[Effect, ...] = ()
 
 
 #: Asks a person about a tool call and returns ``(approved, reason)``.
 Approve = Callable[[ApprovalRequest], Awaitable[tuple[bool, str]]]
+
+
+@dataclass(frozen=True)
+class ApprovalPolicy:
+    """What needs a person's approval.
+
+    Attributes:
+        effects: Effects asked for wherever they happen.
+        tools: Tools asked for before every call (those naming no effects).
+    """
+
+    effects: frozenset[Effect] = frozenset()
+    tools: frozenset[str] = frozenset()
+
+
+def approval_policy(names: Iterable[str], registry: Mapping[str, ToolSpec]) -> ApprovalPolicy:
+    """The policy ``require_approval`` names: effects, or tools standing for theirs.
+
+    A tool that declares no effects still needs approval before each call when named,
+    so naming it never silently asks nothing.
+
+    Raises:
+        UsageError: A name is neither an effect nor a tool of ``registry``.
+    """
+    declared = {name: _entry(spec).effects for name, spec in registry.items()}
+    names = tuple(names)
+    try:
+        effects = effects_of(names, declared)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    tools = frozenset(n for n in names if n in declared and n not in EFFECTS and not declared[n])
+    return ApprovalPolicy(effects=effects, tools=tools)
+
+
+def _entry(spec: ToolSpec) -> ToolEntry:
+    return spec.entry() if isinstance(spec, ToolBuilder) else spec
 
 
 @dataclass
@@ -78,7 +133,7 @@ class TurnTools:
     budget: int
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None
     approve: Approve | None = None
-    require_approval: frozenset[str] = frozenset()
+    policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     calls: list[dict[str, Any]] = field(default_factory=list)
@@ -115,15 +170,22 @@ def _runner(
             await run_ctx.emit(MapEvent(kind=kind, payload=payload))
 
         async with turn.lock:
-            turn.context.emit = emit
-            turn.context.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
-            refusal = None
-            if entry.requires_approval or name in turn.require_approval:
-                refusal = await _ask(turn, name, arguments)
-            if refusal is not None:
-                model, ui, failed = refusal, None, True
-            else:
-                model, ui, failed = await _execute(name, entry, arguments, turn.context)
+            ctx = turn.context
+            ctx.emit = emit
+            ctx.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
+            guard = _EffectGuard(turn, name, entry, arguments)
+            ctx.authorize = guard.authorize
+            try:
+                refusal = None
+                if entry.requires_approval or name in turn.policy.tools:
+                    refusal = await _ask(turn, name, arguments, ())
+                    guard.approved |= entry.effects
+                if refusal is not None:
+                    model, ui, failed = refusal.as_result(), None, True
+                else:
+                    model, ui, failed = await _execute(name, entry, arguments, ctx)
+            finally:
+                ctx.authorize = None
         if failed:
             turn.failures[key] = turn.failures.get(key, 0) + 1
             _record_failure(turn.context, name, arguments, model)
@@ -134,21 +196,64 @@ def _runner(
     return run
 
 
-async def _ask(turn: TurnTools, name: str, arguments: dict[str, Any]) -> dict[str, Any] | None:
+@dataclass
+class _EffectGuard:
+    """One call's ``ToolContext.authorize``: asks for required effects where they happen."""
+
+    turn: TurnTools
+    name: str
+    entry: ToolEntry
+    arguments: dict[str, Any]
+    approved: set[Effect] = field(default_factory=set)
+
+    async def authorize(self, effect: Effect, about: dict[str, Any]) -> None:
+        required = self.turn.policy.effects
+        if effect not in required:
+            return
+        rerun = self.turn.context.rerunning
+        if effect in self.approved and not rerun:
+            return
+        # A re-run is its own effect: what the call was approved for does not cover it.
+        wanted = (effect,) if rerun else tuple(sorted({effect} | (self.entry.effects & required)))
+        refusal = await _ask(self.turn, self.name, self.arguments, wanted, about, rerun=rerun)
+        if refusal is not None:
+            raise refusal
+        if not rerun:
+            self.approved.update(wanted)
+
+
+async def _ask(
+    turn: TurnTools,
+    name: str,
+    arguments: dict[str, Any],
+    effects: tuple[Effect, ...],
+    about: Mapping[str, Any] | None = None,
+    *,
+    rerun: bool = False,
+) -> EffectRefusedError | None:
     """Ask for approval; return the refusal the model reads, or None to go ahead."""
     ctx = turn.context
     # Unguessable: whoever can name a waiting approval can answer it.
     approval_id = f"{ctx.run_id}-{secrets.token_urlsafe(9)}"
     safe = plain_json(arguments)
+    detail = plain_json({**(about or {}), **({"rerun": True} if rerun else {})})
+    preview = approval_preview(name, safe, ctx.workspace.entries, effects=effects, about=detail)
     request = ApprovalRequest(
         approval_id=approval_id,
         chat_id=ctx.chat_id,
         run_id=ctx.run_id,
         tool=name,
         args=safe,
-        preview=approval_preview(name, safe, ctx.workspace.entries),
+        preview=preview,
+        effects=effects,
     )
-    ctx.append([ApprovalAsked(approval_id=approval_id, tool=name, arguments=safe)])
+    ctx.append(
+        [
+            ApprovalAsked(
+                approval_id=approval_id, tool=name, arguments=safe, effects=effects, about=detail
+            )
+        ]
+    )
     await ctx.emit(
         "approval",
         {"approval_id": approval_id, "tool": name, "args": safe, "preview": request.preview},
@@ -172,22 +277,37 @@ async def _ask(turn: TurnTools, name: str, arguments: dict[str, Any]) -> dict[st
     await ctx.emit(
         "approval_answered", {"approval_id": approval_id, "approved": False, "reason": reason}
     )
-    return {
-        "error": f"{name} needs a person's approval and was refused: {reason}",
-        "hint": "tell the person what you wanted to do and why; do not retry it unasked",
-    }
+    audit.record("approval_refused", tool=name, effects=",".join(effects) or "the call")
+    needs = f" to {'; '.join(EFFECTS[e] for e in effects)}" if effects else ""
+    return EffectRefusedError(
+        f"{name} needs a person's approval{needs} and was refused: {reason}",
+        hint="tell the person what you wanted to do and why; do not retry it unasked, "
+        "through this tool or another",
+    )
 
 
 def approval_preview(
-    name: str, args: Mapping[str, Any], entries: Mapping[str, Entry]
+    name: str,
+    args: Mapping[str, Any],
+    entries: Mapping[str, Entry],
+    *,
+    effects: Iterable[str] = (),
+    about: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """What a call would do, as far as it can be known before it runs.
 
     For a code tool: the code, the entries it would read (with their labels), and what it
     would add to the map (a new entry, or a new version of the one it replaces). Any other
-    tool shows its arguments only. ``entries`` are the chat's, for the labels.
+    tool shows its arguments only. ``entries`` are the chat's, for the labels. The
+    ``effects`` asked for come each with what it means; ``about`` is what the effect would
+    do (``{"label", "features"}`` of a layer, ``rerun`` for a monitor's re-run).
     """
     out: dict[str, Any] = {}
+    shown = [{"effect": e, "means": EFFECTS[e]} for e in effects if e in EFFECTS]  # type: ignore[index]
+    if shown:
+        out["effects"] = shown
+    if about:
+        out["about"] = dict(about)
     code = args.get("code")
     if isinstance(code, str):
         out["code"] = code

@@ -41,7 +41,13 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
-from geomint.agent._toolset import ApprovalRequest, Approve, TurnTools, build_tools
+from geomint.agent._toolset import (
+    ApprovalRequest,
+    Approve,
+    TurnTools,
+    approval_policy,
+    build_tools,
+)
 from geomint.agent.classifier import Classification, classify
 from geomint.agent.events import AgentEvent, MapEvent
 from geomint.errors import UsageError
@@ -164,9 +170,7 @@ class MapAgent:
         self.on_tool_execute = on_tool_execute
         self.approve = approve
         self.require_approval = frozenset(require_approval)
-        unknown = sorted(self.require_approval - set(self.registry))
-        if unknown:
-            raise UsageError(f"require_approval names unknown tools: {', '.join(unknown)}")
+        self.approval_policy = approval_policy(self.require_approval, self.registry)
         self.providers = providers
         self._owns_store = owns_store
         self._cache = EntryCache()
@@ -266,7 +270,7 @@ class MapAgent:
             budget=self.settings.digest_chars,
             on_tool_execute=self.on_tool_execute,
             approve=approve,
-            require_approval=self.require_approval,
+            policy=self.approval_policy,
         )
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
@@ -555,8 +559,11 @@ def create_map_agent(
         on_tool_execute: Called with ``(name, args, result)`` after each tool call.
         approve: ``async (request: ApprovalRequest) -> (approved, reason)``, asked before
             each call of a tool that needs approval; without it such calls are refused.
-        require_approval: Tool names that need a person's approval on top of those whose
-            entry says so (``["process_data"]`` to see code before it changes the map).
+        require_approval: Effects that need a person's approval wherever they happen
+            (``["code_entry"]``: before any code-made layer is added to the map; the
+            effects are in :data:`geomint.tools.effects.EFFECTS`), or tool names
+            standing for their effects (``["process_data"]`` is ``runs_code`` and
+            ``code_entry``); a tool that declares no effects is asked before each call.
         providers: Who answers place, route and traffic questions; the offline provider
             (bundled data, no network) by default.
 
@@ -566,9 +573,7 @@ def create_map_agent(
     """
     registry = resolve_tools(DEFAULT_TOOLS, tools, include_default_tools=include_default_tools)
     require_approval = tuple(require_approval)
-    unknown_tools = sorted(set(require_approval) - set(registry))
-    if unknown_tools:  # before a store is opened or a sandbox started
-        raise UsageError(f"require_approval names unknown tools: {', '.join(unknown_tools)}")
+    approval_policy(require_approval, registry)  # refuse a bad name before a store is opened
     settings_in = dict(code_execution or {})
     unknown = sorted(set(settings_in) - _SANDBOX_KEYS)
     if unknown:

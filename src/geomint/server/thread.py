@@ -102,7 +102,13 @@ def _messages(chats: Chats, workspace: Workspace, events: Iterable[Event]) -> li
                 "approval_id": body.approval_id,
                 "tool": body.tool,
                 "args": body.arguments,
-                "preview": approval_preview(body.tool, body.arguments, workspace.entries),
+                "preview": approval_preview(
+                    body.tool,
+                    body.arguments,
+                    workspace.entries,
+                    effects=body.effects,
+                    about=body.about,
+                ),
                 "state": "pending",
             }
             parts.append({"type": "data-approval", "data": asked[body.approval_id]})

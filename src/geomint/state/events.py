@@ -312,6 +312,11 @@ class ApprovalAsked(_Body):
     approval_id: str = Field(min_length=1, max_length=128)
     tool: str
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    #: The effects asked for (``code_entry``, ...); empty for the whole call, and in
+    #: chats written before approvals were by effect.
+    effects: tuple[str, ...] = ()
+    #: What the effect would do (a layer's label and size, a re-run's code), when known.
+    about: dict[str, JsonValue] = Field(default_factory=dict)
 
 
 class ApprovalGiven(_Body):

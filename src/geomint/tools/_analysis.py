@@ -33,6 +33,7 @@ from geomint.state import (
 )
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.context import ToolContext
+from geomint.tools.effects import EffectRefusedError
 from geomint.tools.results import ToolError
 
 __all__ = [
@@ -200,6 +201,7 @@ async def run_code(
     """
     inputs, read = gather_inputs(ctx, ids_by_kind)
     inputs.update(extra_inputs or {})
+    await ctx.require("runs_code", {"code": code, "reads": [r.entry_id for r in read]})
     ctx_progress = {"tool": tool, "name": name, "state": "running"}
     await ctx.emit("progress", ctx_progress)
     result = await ctx.sandbox.arun(code, inputs)
@@ -238,6 +240,11 @@ async def run_code(
         except (IntakeError, ValueError, OverflowError) as exc:
             problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
             notes.append(f"layer {label!r} was not minted: {problems[:500]}")
+            continue
+        try:
+            await ctx.require("code_entry", _layer_preview(label, checked.data, code))
+        except EffectRefusedError as refused:
+            notes.append(f"layer {label!r} was not added: {refused.message}")
             continue
         written = await ctx.write_entry(
             kind="geometries",
@@ -410,3 +417,8 @@ def figure_card(value: Any) -> dict[str, Any]:
         "minted_by": value.minted_by,
         "inputs": [i.model_dump() for i in value.inputs],
     }
+
+
+def _layer_preview(label: str, data: Mapping[str, Any], code: str) -> dict[str, Any]:
+    """What a person approving a code-made layer reads: its label, size and the code."""
+    return {"label": label, "features": len(data.get("features") or []), "code": code}

@@ -39,6 +39,7 @@ async def fetch_into_entry(
     extra: Mapping[str, Any] | None = None,
 ) -> ToolResult:
     """Run a provider call; store what it found as a ``kind`` entry, or record the miss."""
+    await ctx.require("network", {"tool": tool, "request": plain_json(request)})
     try:
         found = await call()
         if found.count:  # judged like a user's file before anything here computes on it
@@ -59,6 +60,9 @@ async def fetch_into_entry(
         return ToolResult(
             model={"miss": "nothing matched", "code": "not_found", "provider": found.provider}
         )
+    await ctx.require(
+        "fetched_entry", {"label": label, "features": found.count, "provider": found.provider}
+    )
     written = await ctx.write_entry(kind=kind, data=data, label=label, sources=found.sources)
     # The tool's request (what the model asked, areas by name) with the provider's
     # endpoint: what a person reading the log needs to know what was searched.

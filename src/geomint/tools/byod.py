@@ -164,6 +164,7 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
                 hint="for a file in an allowed folder, pass it as path",
             )
         source = described = arguments.url
+        await ctx.require("network", {"url": arguments.url})
     else:
         source, described = arguments.data, "inline data"
     try:
@@ -179,6 +180,10 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
             f"the layer could not be loaded: {'; '.join(exc.problems[:5])}",
             hint="fix the source and call add_byod_layer again; nothing was stored",
         ) from None
+    await ctx.require(
+        "fetched_entry",
+        {"label": arguments.label or str(described), "features": layer.report.feature_count},
+    )
     written = await ctx.write_entry(
         kind="byod",
         data=layer.data,
@@ -252,6 +257,7 @@ ADD_BYOD_LAYER: Final = ToolEntry(
     ),
     input_schema=AddByodInput,
     execute=_add,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Load the user's own file, URL or GeoJSON as a map layer.",
     tags=("byod", "data"),
     examples=("add_byod_layer(label='Bus stops', path='helsinki_stops.csv')",),
@@ -268,6 +274,7 @@ UPDATE_BYOD_DISPLAY: Final = ToolEntry(
     description="Show or hide byod layers on the map (by entry id, or all with clear_all).",
     input_schema=DisplayInput,
     execute=_byod_display,  # type: ignore[arg-type]
+    effects=frozenset({"display"}),
     classification_prompt="Show or hide the user's own layers on the map.",
     tags=("byod", "map"),
     related_tools=("add_byod_layer", "recall_byod"),

@@ -25,12 +25,15 @@ from geomint.sandbox import Sandbox
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
 from geomint.store import Chats
 from geomint.tools._digest import entry_digest
+from geomint.tools.effects import Effect
 
 __all__ = ["EntryCache", "ToolContext", "ToolSettings", "UiEmit"]
 
 #: Sends one event to the UI: a kind (``"entry"``, ``"chart"``, ``"figure"``, ...) and its
 #: JSON data. The agent turns these into stream events; a library caller may ignore them.
 UiEmit = Callable[[str, dict[str, Any]], Awaitable[None]]
+#: ``(effect, preview)``: returns to go ahead, raises EffectRefusedError to refuse.
+Authorize = Callable[[Effect, dict[str, Any]], Awaitable[None]]
 
 
 async def _drop(_: str, __: dict[str, Any]) -> None:
@@ -113,6 +116,8 @@ class ToolContext:
         cache: Decoded entry versions.
         registry_help: What ``help`` lists: the active registry, set by the agent.
         providers: Who answers place, route and traffic questions (None: nobody).
+        authorize: Asks for an effect before it happens (set per call by the agent);
+            None lets every effect through.
     """
 
     chats: Chats
@@ -129,6 +134,21 @@ class ToolContext:
     #: Set while monitors re-run, so a re-run never triggers another (no cascades).
     rerunning: bool = False
     after_entry_written: Callable[[ToolContext, EntryWritten], Awaitable[None]] | None = None
+    authorize: Authorize | None = None
+
+    # -- effects -------------------------------------------------------------------------
+
+    async def require(self, effect: Effect, preview: Mapping[str, Any] | None = None) -> None:
+        """Go ahead with ``effect`` only if the application allows it here and now.
+
+        ``preview`` says what is about to happen (the code, the layer's label and size),
+        for the person asked.
+
+        Raises:
+            EffectRefusedError: The effect needs approval and was refused.
+        """
+        if self.authorize is not None:
+            await self.authorize(effect, dict(preview or {}))
 
     # -- state ---------------------------------------------------------------------------
 

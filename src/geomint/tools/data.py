@@ -142,6 +142,7 @@ def _build_analyse(scope: BaseModel | None) -> ToolEntry:
         description=description,
         input_schema=_analyse_schema(kinds),
         execute=_analyse,
+        effects=frozenset({"runs_code", "code_entry"}),  # code_entry when it mints a layer
         classification_prompt="Compute, count, compare, measure or chart entries with code.",
         tags=("data", "analysis"),
         examples=(
@@ -337,6 +338,10 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     derived = list(run.record.inputs)
     written = None
     if planned["kind"] is not None:
+        await ctx.require(
+            "code_entry",
+            {"label": str(planned["label"]), "features": len(planned["data"]["features"])},
+        )
         written = await ctx.write_entry(
             kind=planned["kind"],
             data=planned["data"],
@@ -398,6 +403,7 @@ def _build_process(scope: BaseModel | None) -> ToolEntry:
         description=description,
         input_schema=_process_schema(kinds),
         execute=_process,
+        effects=frozenset({"runs_code", "code_entry"}),
         classification_prompt=(
             "Filter, combine, buffer, union or derive new places or shapes for the map."
         ),

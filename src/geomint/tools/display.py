@@ -46,6 +46,7 @@ _STYLE_KEYS: Final = frozenset({"color", "opacity", "width", "radius", "fill", "
 
 async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -> dict[str, Any]:
     """Show or hide entries of ``kind`` and return what changed."""
+    await ctx.require("display", {"kind": kind, **arguments.model_dump(mode="json")})
     entries = ctx.workspace.of_kind(kind)
     if arguments.clear_all:
         targets = [e.entry_id for e in entries]
@@ -83,6 +84,7 @@ def _display_tool(kind: str, what: str) -> ToolEntry:
         description=f"Show or hide {what} on the map, by entry id or all at once, with a style.",
         input_schema=DisplayInput,
         execute=execute,  # type: ignore[arg-type]
+        effects=frozenset({"display"}),
         classification_prompt=f"Show, hide or restyle {what} on the map.",
         tags=("map",),
         related_tools=(f"recall_{kind}",),
@@ -107,6 +109,7 @@ async def _fly_to(arguments: FlyToInput, ctx: ToolContext) -> dict[str, Any]:
     if not (-180 <= lon <= 180 and -90 <= lat <= 90):
         hint = "the order is [longitude, latitude]" if -90 <= lon <= 90 else None
         raise ToolError(f"center {list(arguments.center)} is not [longitude, latitude]", hint)
+    await ctx.require("display", {"center": [lon, lat], "zoom": arguments.zoom})
     ctx.append([ViewChanged(center=(lon, lat), zoom=arguments.zoom)])
     await ctx.emit("view", {"center": [lon, lat], "zoom": arguments.zoom})
     return {"center": [lon, lat], "zoom": arguments.zoom}
@@ -116,6 +119,7 @@ FLY_TO: Final = ToolEntry(
     description="Move the map's camera to [longitude, latitude] at a zoom level.",
     input_schema=FlyToInput,
     execute=_fly_to,  # type: ignore[arg-type]
+    effects=frozenset({"display"}),
     classification_prompt="Move the map to a location.",
     tags=("map",),
     example_prompts=("Zoom to the harbour",),
@@ -163,6 +167,7 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
         event = ViewChanged(bbox=tuple(float(v) for v in box))  # type: ignore[arg-type]
     except ValueError as exc:
         raise ToolError(f"bbox {list(box)} is not [west, south, east, north]: {exc}") from None
+    await ctx.require("display", {"bbox": list(event.bbox or ())})
     ctx.append([event])
     await ctx.emit("view", {"bbox": list(event.bbox or ())})
     return {"bbox": list(event.bbox or ())}
@@ -172,6 +177,7 @@ FIT_BOUNDS: Final = ToolEntry(
     description="Fit the map's camera to [west, south, east, north] or to entries.",
     input_schema=FitBoundsInput,
     execute=_fit_bounds,  # type: ignore[arg-type]
+    effects=frozenset({"display"}),
     classification_prompt="Zoom the map to show a box or some entries.",
     tags=("map",),
 )

@@ -120,6 +120,7 @@ LOCATE_PLACE: Final = ToolEntry(
     ),
     input_schema=LocateInput,
     execute=_locate,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find where an address, a city, a landmark or a named place is.",
     tags=("places",),
     example_prompts=("Where is the central station?", "Show me Helsinki"),
@@ -283,6 +284,7 @@ DISCOVER_PLACES: Final = ToolEntry(
     ),
     input_schema=DiscoverInput,
     execute=_discover,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find places (cafés, schools, shops...) by kind or name in an area.",
     tags=("places",),
     examples=(
@@ -349,6 +351,7 @@ GET_BOUNDARIES: Final = ToolEntry(
     description="Get the boundary polygons of named places (countries, cities, districts, parks).",
     input_schema=BoundariesInput,
     execute=_boundaries,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Get the outline or boundary polygon of a named area.",
     tags=("places", "geometries"),
     example_prompts=("Show the boundary of Finland", "Which places are inside the park?"),
@@ -421,6 +424,7 @@ SET_ROUTE: Final = ToolEntry(
     ),
     input_schema=RouteInput,
     execute=_route,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Plan a route or directions between places.",
     tags=("route",),
     example_prompts=("Route from the station to the cathedral avoiding motorways",),
@@ -489,6 +493,7 @@ FIND_REACHABLE_AREAS: Final = ToolEntry(
     ),
     input_schema=RangeInput,
     execute=_ranges,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find the area reachable within some minutes or metres (isochrone).",
     tags=("route",),
     example_prompts=("Cafés within 10 minutes' walk of the station",),
@@ -546,6 +551,7 @@ GET_TRAFFIC_INCIDENTS: Final = ToolEntry(
     ),
     input_schema=IncidentsInput,
     execute=_incidents,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Traffic jams, incidents, closures or roadworks in an area.",
     tags=("traffic",),
     example_prompts=("Any traffic jams in Helsinki?", "Roadworks along my route"),
@@ -583,6 +589,7 @@ GET_TRAFFIC_AREA_ANALYTICS: Final = ToolEntry(
     description="Traffic statistics (congestion, speeds) over an area, where a provider has them.",
     input_schema=AnalyticsInput,
     execute=_analytics,  # type: ignore[arg-type]
+    effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Typical congestion or speeds over an area (traffic statistics).",
     tags=("traffic",),
     related_tools=("analyse_data",),

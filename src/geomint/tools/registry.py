@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from geomint.errors import UsageError
+from geomint.tools.effects import EFFECTS, Effect
 
 __all__ = ["ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
 
@@ -46,6 +47,8 @@ class ToolEntry:
         scope_schema: For a scopable tool, the shape of its scope (e.g. ``{"kinds": [...]}``).
         scope_prompt: For a scopable tool, how the classifier should fill the scope.
         requires_approval: A person must approve each call.
+        effects: What a call may do (:data:`geomint.tools.effects.EFFECTS`); an
+            application requiring approval for an effect is asked where it happens.
     """
 
     description: str
@@ -61,8 +64,15 @@ class ToolEntry:
     scope_schema: type[BaseModel] | None = None
     scope_prompt: str = ""
     requires_approval: bool = False
+    effects: frozenset[Effect] = frozenset()
 
     def __post_init__(self) -> None:
+        unknown = sorted(set(self.effects) - set(EFFECTS))
+        if unknown:
+            raise UsageError(
+                f"effects {', '.join(unknown)} are not effects; the effects are "
+                f"{', '.join(EFFECTS)}"
+            )
         if not self.description.strip():
             raise UsageError("a ToolEntry needs a description the model can read")
         if not (isinstance(self.input_schema, type) and issubclass(self.input_schema, BaseModel)):

@@ -241,6 +241,7 @@ CREATE_TRACKER: Final = ToolEntry(
     ),
     input_schema=TrackerInput,
     execute=_create_tracker,  # type: ignore[arg-type]
+    effects=frozenset({"runs_code"}),
     classification_prompt="Keep watching entries and say when a rule starts or stops holding.",
     tags=("data", "monitor"),
     example_prompts=("Tell me when more than 3 stops are in the closed zone",),
@@ -330,6 +331,9 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
     hulls, rows = await asyncio.to_thread(_hulls, features, clustering, arguments.eps_m)
     written = None
     if hulls:
+        await ctx.require(
+            "code_entry", {"label": f"incident clusters ({len(rows)})", "features": len(hulls)}
+        )
         written = await ctx.write_entry(
             kind="geometries",
             data={"type": "FeatureCollection", "features": hulls},
@@ -431,6 +435,7 @@ CLUSTER_INCIDENTS: Final = ToolEntry(
     ),
     input_schema=ClusterInput,
     execute=_cluster,  # type: ignore[arg-type]
+    effects=frozenset({"runs_code", "code_entry"}),
     classification_prompt="Group traffic incidents into hotspots or clusters.",
     tags=("traffic", "data"),
     example_prompts=("Where are the incident hotspots?",),

@@ -5,7 +5,7 @@
 import { LiveMap, bboxOf } from "./map.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
-import { api, el, newChatId } from "./util.js";
+import { api, el, newChatId, visibleCode } from "./util.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -221,7 +221,7 @@ async function showAnalysis(analysisId) {
     `${found.analysis_id} · code sha256 ${found.code_hash.slice(0, 12)}…` + (found.error ? ` · failed: ${found.error}` : "");
   dialog.querySelector(".inputs").replaceChildren(...found.inputs.map((input) =>
     el("li", { text: `${input.entry_id} v${input.version}${input.label ? ` — ${input.label}` : ""}` })));
-  dialog.querySelector("pre.code").textContent = found.code;
+  dialog.querySelector("pre.code").textContent = visibleCode(found.code);
   const result = JSON.stringify(found.result, null, 1) ?? "";
   dialog.querySelector("pre.result").textContent = result.length > 4000 ? result.slice(0, 4000) + "\n…" : result;
   dialog.showModal();

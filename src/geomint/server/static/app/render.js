@@ -1,7 +1,7 @@
 // Drawing messages: text, tool calls, charts, figure cards, approvals. The same code draws
 // a live turn (chunk by chunk) and a chat read back after a reload (part by part).
 
-import { el, formatDate, formatNumber, prose } from "./util.js";
+import { el, formatDate, formatNumber, prose, visibleCode } from "./util.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
 const TOOL_WORDS = {
@@ -164,9 +164,11 @@ export class AssistantView {
     const buttons = el("div", { class: "buttons" });
     const node = el("div", { class: "approval", dataset: { approvalId: data.approval_id, state: data.state || "pending" } },
       el("strong", { text: `${data.tool} asks to run` }),
+      preview.effects ? el("ul", { class: "effects" }, ...preview.effects.map((e) => el("li", { text: `${e.means} (${e.effect})` }))) : null,
+      preview.about && preview.about.label ? el("div", { class: "progress", text: `${preview.about.rerun ? "a monitor's re-run " : ""}would add ${JSON.stringify(preview.about.label)} (${preview.about.features} features)` }) : null,
       preview.reads ? el("div", { class: "progress", text: `reads ${preview.reads.map((r) => `${r.entry_id} (${r.label})`).join(", ")}` }) : null,
       preview.adds ? el("div", { class: "progress", text: `adds ${preview.adds}` }) : null,
-      preview.code ? el("pre", { class: "code", text: preview.code }) : el("pre", { class: "args", text: JSON.stringify(data.args, null, 1) }),
+      preview.code ? el("pre", { class: "code", text: visibleCode(preview.code) }) : el("pre", { class: "args", text: visibleCode(JSON.stringify(data.args, null, 1)) }),
       buttons, answer);
     this.approvals.set(data.approval_id, { node, answer, buttons });
     if (live && (data.state || "pending") === "pending") {

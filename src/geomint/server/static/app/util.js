@@ -18,6 +18,16 @@ export function el(tag, attrs = {}, ...children) {
   return node;
 }
 
+/**
+ * Code as it may be shown: every invisible format character (bidirectional controls such
+ * as U+2067, zero-width joiners, soft hyphens) written out as ⟨U+2067⟩, so code cannot
+ * read as something other than what runs (Trojan Source).
+ */
+export function visibleCode(text) {
+  return String(text).replace(/[\p{Cf}\u2028\u2029]/gu, (c) =>
+    `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
+}
+
 /** Paragraphs and "- " lists from plain text, as text nodes. */
 export function prose(text) {
   const out = document.createDocumentFragment();

@@ -15,6 +15,7 @@ import resource
 import struct
 import threading
 import time
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -86,3 +87,17 @@ def test_wkb_that_crashes_geos_costs_only_its_reader() -> None:
     assert "the reader stopped while parsing the file (it crashed" in str(caught.value)
     # The application is alive and the next source is judged as usual.
     assert load(b'{"type": "Point", "coordinates": [1, 2]}').report.feature_count == 1
+
+
+def test_an_object_too_deep_for_json_is_refused_without_repairing_it_here() -> None:
+    # A foreign member nested past the recursion limit beside a star polygon: the walk
+    # that says where the nesting is used to repair the star in the host, for minutes.
+    deep: list[Any] = []
+    for _ in range(1_200):
+        deep = [deep]
+    star = json.loads(star_geojson())
+    star["features"][0]["geometry"]["x"] = deep
+    cpu = _host_cpu_s()
+    with pytest.raises(IntakeError, match="nesting is deeper than 64 levels"):
+        load(star, label="deep.geojson")
+    assert _host_cpu_s() - cpu < 1, "the star was repaired in the application process"

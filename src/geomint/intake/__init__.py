@@ -240,13 +240,13 @@ def _refuse_too_deep(value: Any, name: str, crs: str | None) -> None:
     """Refuse an object nested past the interpreter's recursion limit, saying where.
 
     Such an object cannot become JSON text for the child. The walk finds the place: it
-    stops at 64 levels, long before any repair could run, so its cost is bounded by the
-    size of the object and it is done here.
+    stops at 64 levels, and nothing is repaired (a repair here would be hostile geometry
+    in the host), so its cost is bounded by the size of the object and it is done here.
     """
     from geomint.intake.geojson import normalise  # noqa: PLC0415
     from geomint.intake.report import _Builder  # noqa: PLC0415
 
-    _, problems = normalise([value], _Builder(source=name, source_crs=crs))
+    _, problems = normalise([value], _Builder(source=name, source_crs=crs), repair=False)
     raise IntakeError(problems or [TOO_DEEP], source=name)
 
 

@@ -31,22 +31,28 @@ _BBOX_TOLERANCE = 1e-6
 _Item = tuple[str, Any, str, int]
 
 
-def normalise(values: list[Any], builder: _Builder) -> tuple[dict[str, Any], list[str]]:
+def normalise(
+    values: list[Any], builder: _Builder, *, repair: bool = True
+) -> tuple[dict[str, Any], list[str]]:
     """Validate parsed values; return the clean FeatureCollection and the problems found.
 
     Args:
         values: Parsed JSON values: one document, or the :class:`Lines` of a
             newline-delimited file.
         builder: The report being built; repairs and warnings are recorded on it.
+        repair: Repair what the walk kept (``make_valid`` and the rest); False only
+            walks, for finding problems where repairing would cost too much.
 
     Returns:
         The FeatureCollection and an empty list, or an empty dict and every problem.
     """
     with gc_paused():
-        return _normalise(values, builder)
+        return _normalise(values, builder, repair=repair)
 
 
-def _normalise(values: list[Any], builder: _Builder) -> tuple[dict[str, Any], list[str]]:
+def _normalise(
+    values: list[Any], builder: _Builder, *, repair: bool
+) -> tuple[dict[str, Any], list[str]]:
     walker = Walker(builder)
     numbers = values.numbers if isinstance(values, Lines) else None
     kept: list[tuple[dict[str, Any], str, str]] = []
@@ -78,7 +84,7 @@ def _normalise(values: list[Any], builder: _Builder) -> tuple[dict[str, Any], li
                 kept.append((feature, walker.prefix, gpath))
         if box is not None:
             walker.bboxes.append((start, walker.index + 1, walker.prefix + "root ", box))
-    if not walker.problems:
+    if not walker.problems and repair:
         walker.problems = repair_all(kept, walker.wide, builder)
     if walker.problems:
         return {}, walker.problems

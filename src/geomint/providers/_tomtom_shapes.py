@@ -201,16 +201,29 @@ def place(result: Mapping[str, Any], top_score: float) -> dict[str, Any] | None:
 
 
 def polygon_of(data: Any) -> dict[str, Any] | None:
-    """The (Multi)Polygon in an Additional Data ``geometryData``, whatever it wraps it in."""
+    """The (Multi)Polygon in an Additional Data ``geometryData``, whatever it wraps it in.
+
+    Several parts become one MultiPolygon of their valid parts, not their union: parts
+    that overlap are unioned where every answer is judged, in intake's confined child
+    (valid parts that cross each other many times cost a union minutes and gigabytes).
+    """
     if not isinstance(data, Mapping):
         return None
     if data.get("type") == "FeatureCollection":
         parts = [polygon_of(f) for f in dicts(data.get("features"))]
-        shapes = [shape(p) for p in parts if p is not None]
-        if not shapes:
-            return None
-        merged = shapely.union_all(shapes) if len(shapes) > 1 else shapes[0]
-        return plain(merged)
+        found = [p for p in parts if p is not None]
+        if len(found) <= 1:
+            return found[0] if found else None
+        return {
+            "type": "MultiPolygon",
+            "coordinates": [
+                polygon
+                for p in found
+                for polygon in (
+                    p["coordinates"] if p["type"] == "MultiPolygon" else [p["coordinates"]]
+                )
+            ],
+        }
     if data.get("type") == "Feature":
         return polygon_of(data.get("geometry"))
     if data.get("type") in ("Polygon", "MultiPolygon"):

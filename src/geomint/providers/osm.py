@@ -40,7 +40,9 @@ costs), not from any observed journey.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import functools
 from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final
@@ -418,7 +420,17 @@ class OsmProvider:
         if code != "Ok":
             raise self.osrm.malformed(f"code {code!r}", path)
         try:
-            features = osm_routes.osrm_routes(answer, mode=mode, avoid=avoid, departure=departure)
+            # Off the event loop: an answer's size is bounded, but decoding it takes a while.
+            features = await asyncio.to_thread(
+                functools.partial(
+                    osm_routes.osrm_routes,
+                    answer,
+                    mode=mode,
+                    avoid=avoid,
+                    departure=departure,
+                    waypoints=len(waypoints),
+                )
+            )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise self.osrm.malformed(f"a route that does not read ({exc!r})", path) from exc
         notes = [_DURATION_NOTE]
@@ -463,8 +475,10 @@ class OsmProvider:
             body["alternates"] = alternatives
         answer = await self.valhalla.json("POST", "/route", json=body)
         try:
-            features = osm_routes.valhalla_routes(
-                answer, mode=mode, avoid=avoid, departure=departure
+            features = await asyncio.to_thread(
+                functools.partial(
+                    osm_routes.valhalla_routes, answer, mode=mode, avoid=avoid, departure=departure
+                )
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             raise self.valhalla.malformed(f"a trip that does not read ({exc!r})", "/route") from exc

@@ -12,6 +12,8 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any, Final
 
+import numpy as np
+
 from geomint.providers.base import Avoid, LonLat, TravelMode, route_summary
 from geomint.providers.osm_service import NAME
 
@@ -29,6 +31,11 @@ __all__ = [
 
 #: OSRM's profile names (the stock ``car.lua``, ``foot.lua``, ``bicycle.lua``); OSRM has
 #: no truck profile.
+#: The most positions a routing answer may hold, all routes and legs together: a
+#: continent-crossing route at full detail has some 100,000. A larger answer is refused
+#: before decoding it further, so its cost to the host is bounded (about a second).
+MAX_POSITIONS: Final = 250_000
+
 OSRM_PROFILES: Final[Mapping[TravelMode, str]] = {"car": "car", "walk": "foot", "bike": "bike"}
 #: OSRM's ``exclude`` classes (defined by the stock car profile, one at a time).
 OSRM_EXCLUDE: Final[Mapping[Avoid, str]] = {
@@ -88,17 +95,24 @@ def valhalla_costing_options(
     return options, unmet
 
 
-def decode_polyline(encoded: str, precision: int = 6) -> list[list[float]]:
+def decode_polyline(
+    encoded: str, precision: int = 6, limit: int = MAX_POSITIONS
+) -> list[list[float]]:
     """Decode an encoded polyline into ``[lon, lat]`` positions.
 
     Example:
         >>> decode_polyline("_p~iF~ps|U_ulLnnqC_mqNvxq`@", precision=5)
         [[-120.2, 38.5], [-120.95, 40.7], [-126.453, 43.252]]
+
+    Raises:
+        ValueError: It is malformed, or holds more than ``limit`` positions.
     """
     factor = 10.0**precision
     positions: list[list[float]] = []
     index = lat = lon = 0
     while index < len(encoded):
+        if len(positions) >= limit:
+            raise ValueError(f"a route shape of more than {limit:,} positions")
         deltas = []
         for _ in range(2):
             shift = result = 0
@@ -118,13 +132,18 @@ def decode_polyline(encoded: str, precision: int = 6) -> list[list[float]]:
     return positions
 
 
-def _nearest_after(coords: Sequence[Sequence[float]], point: Sequence[float], start: int) -> int:
-    best, best_d = start, float("inf")
-    for i in range(start, len(coords)):
-        d = (coords[i][0] - point[0]) ** 2 + (coords[i][1] - point[1]) ** 2
-        if d < best_d:
-            best, best_d = i, d
-    return best
+def _leg_bounds(coords: list[list[float]], snapped: Sequence[Sequence[float]]) -> list[int]:
+    """Where each leg ends on the line: each inner waypoint's nearest position at or after
+    the previous leg's end (numpy: a waypoint costs one pass over the positions in C)."""
+    line = np.asarray(coords, dtype=float)
+    bounds = [0]
+    for point in snapped[1:-1]:
+        start = bounds[-1]
+        rest = line[start:]
+        distance = (rest[:, 0] - float(point[0])) ** 2 + (rest[:, 1] - float(point[1])) ** 2
+        bounds.append(start + int(np.argmin(distance)))
+    bounds.append(len(coords) - 1)
+    return bounds
 
 
 def _feature(
@@ -165,26 +184,36 @@ def _feature(
 
 
 def osrm_routes(
-    answer: Mapping[str, Any], *, mode: TravelMode, avoid: Sequence[Avoid], departure: datetime
+    answer: Mapping[str, Any],
+    *,
+    mode: TravelMode,
+    avoid: Sequence[Avoid],
+    departure: datetime,
+    waypoints: int,
 ) -> list[dict[str, Any]]:
     """Route Features from an OSRM ``route`` answer (``geometries=geojson``).
 
     Legs are found on the line by the waypoints OSRM snapped to: each one's nearest
-    position at or after the previous leg's end.
+    position at or after the previous leg's end. The answer's size is checked before any
+    work that grows with it: as many waypoints as were sent, at most
+    :data:`MAX_POSITIONS` positions in all.
 
     Raises:
-        ValueError: The answer is not shaped as OSRM documents.
+        ValueError: The answer is not shaped as OSRM documents, or is too large.
     """
     snapped = [w["location"] for w in answer["waypoints"]]
+    if len(snapped) != waypoints:
+        raise ValueError(f"{len(snapped)} waypoints in the answer for {waypoints} sent")
+    routes = answer["routes"]
+    total = sum(len(route["geometry"]["coordinates"]) for route in routes)
+    if total > MAX_POSITIONS:
+        raise ValueError(f"route shapes of {total:,} positions, over {MAX_POSITIONS:,}")
     features = []
-    for number, route in enumerate(answer["routes"]):
+    for number, route in enumerate(routes):
         coords = [[float(x), float(y)] for x, y, *_ in route["geometry"]["coordinates"]]
         if len(coords) < 2:
             coords = coords * 2
-        bounds = [0]
-        for point in snapped[1:-1]:
-            bounds.append(_nearest_after(coords, point, bounds[-1]))
-        bounds.append(len(coords) - 1)
+        bounds = _leg_bounds(coords, snapped)
         legs = [
             (start, end, float(leg["distance"]), float(leg["duration"]))
             for (start, end), leg in zip(itertools.pairwise(bounds), route["legs"], strict=True)
@@ -213,11 +242,13 @@ def valhalla_routes(
     """
     trips = [answer["trip"], *(alt["trip"] for alt in answer.get("alternates") or [])]
     features = []
+    budget = MAX_POSITIONS  # for every trip's shapes together
     for number, trip in enumerate(trips):
         coords: list[list[float]] = []
         legs = []
         for leg in trip["legs"]:
-            shape = decode_polyline(leg["shape"])
+            shape = decode_polyline(leg["shape"], limit=budget)
+            budget -= len(shape)
             start = max(len(coords) - 1, 0)
             coords.extend(shape[1:] if coords else shape)
             summary = leg["summary"]

@@ -152,7 +152,7 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
         polygons.extend(_entry_polygons(ctx, where.range, "ranges"))
         described.append(where.range)
     if where.route is not None:
-        polygons.append(_corridor(ctx, where.route))
+        polygons.append(await _corridor(ctx, where.route))
         described.append(f"{where.route.width_m:g} m around the route")
     ignored = False
     if polygons:
@@ -230,7 +230,17 @@ def _entry_polygons(ctx: ToolContext, entry_id: str, kind: str) -> list[dict[str
     return polygons
 
 
-def _corridor(ctx: ToolContext, corridor: RouteCorridor) -> dict[str, Any]:
+#: The corridor is computed in the sandbox: a valid route line can still cost GEOS's buffer
+#: minutes and gigabytes (a zigzag whose offsets cross each other everywhere), and the
+#: sandbox's child is killed at its time and memory limits.
+_CORRIDOR_CODE: Final = (
+    "import json\n"
+    "line = shapely.geometry.shape(route)\n"
+    "return json.loads(shapely.to_geojson(geo.buffer_m(line, half_width_m)))"
+)
+
+
+async def _corridor(ctx: ToolContext, corridor: RouteCorridor) -> dict[str, Any]:
     routes = ctx.workspace.of_kind("routes")
     entry_id = corridor.entry_id or (routes[-1].entry_id if routes else None)
     if entry_id is None:
@@ -241,7 +251,16 @@ def _corridor(ctx: ToolContext, corridor: RouteCorridor) -> dict[str, Any]:
     lines = [f["geometry"] for f in ctx.entry_data(entry_id)["features"][:1]]
     if not lines:
         raise ToolError(f"{entry_id} holds no route")
-    return dict(shapely.geometry.mapping(geo.buffer_m(lines[0], corridor.width_m / 2)))
+    inputs = {"route": lines[0], "half_width_m": corridor.width_m / 2}
+    result = await ctx.sandbox.arun(_CORRIDOR_CODE, inputs)
+    if not result.ok or not isinstance(result.value, dict):
+        why = result.error.message if result.error is not None else "no polygon came back"
+        raise ToolError(
+            f"the corridor around {entry_id} could not be computed: {why}"[:1_000],
+            hint="ask for a narrower corridor, or search within a bounding box of the route",
+        )
+    polygon: dict[str, Any] = result.value
+    return polygon
 
 
 def _viewport(ctx: ToolContext) -> dict[str, Any]:

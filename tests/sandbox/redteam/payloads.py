@@ -346,7 +346,7 @@ return {'reached': str(real_os), 'outcomes': {
     _p(name="runtime_builtins_patched", family="frame walks", allowed=HIDDEN,
        reaches="built-in function open", body="""
 runtime = type(mint).value.__globals__['sys'].modules['geomint.sandbox._runtime']
-table = runtime._BUILTINS
+table = runtime.BUILTINS
 table['open'] = builtins.open
 return {'reached': str(table['open']), 'outcomes': {
     t: _try(lambda: table['open'](t, 'w').close()) for t in ctx['targets']}}
@@ -1115,8 +1115,8 @@ return [name for name, carrier in carriers if hasattr(carrier, 'planted_by_redte
     _p(name="plant_runtime_and_mint", family="inputs and state", expect="value",
        check="value_is_42", body="""
 runtime = sys.modules['geomint.sandbox._runtime']
-runtime._BUILTINS['len'] = lambda value: 42
-runtime._BUILTINS['sorted'] = lambda value: ['planted']
+runtime.BUILTINS['len'] = lambda value: 42
+runtime.BUILTINS['sorted'] = lambda value: ['planted']
 type(mint).value = lambda self, x, label, unit=None, sources=None: 'planted'
 sys.modules['math'] = sys.modules['json']
 return 42

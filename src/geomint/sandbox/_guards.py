@@ -20,16 +20,23 @@ from __future__ import annotations
 
 import functools
 import re
+import traceback
 import typing
 from collections.abc import Callable
 from typing import Any, Final
 
+from geomint.sandbox import _runtime
 from geomint.sandbox.prepare import GateRefused, check_expression
 
-__all__ = ["enabled", "install"]
+__all__ = ["enabled", "install", "refusals"]
 
 #: Whether the guards check (the worker sets it per call from the sandbox's static_checks).
 enabled: bool = True
+
+#: Every refusal of this call, as (message, line of the model's code). The worker answers
+#: with the first one even when the body caught the exception and carried on: a refusal
+#: ends the call, as a static one does, so code cannot probe one path after another.
+refusals: list[tuple[str, int]] = []
 
 _BACKTICKED: Final = re.compile(r"`[^`]*`")
 _LOCAL: Final = re.compile(r"@(?=\s*[A-Za-z_])")
@@ -57,20 +64,33 @@ def _guard_forward_refs(builtins_table: dict[str, Any]) -> None:
     ) -> Any:
         if not enabled:
             return original(self, globalns, localns, *args, **kw)
-        check_expression(
-            self.__forward_arg__, what="the string annotation", instead=_ANNOTATION_INSTEAD
-        )
+        _check(self.__forward_arg__, what="the string annotation", instead=_ANNOTATION_INSTEAD)
         if self.__forward_module__ is not None:
             # typing would evaluate it in that module's namespace, where `sys` and `os`
             # are plain names
-            raise GateRefused(
-                "a forward reference evaluated in another module's namespace is not "
-                f"available; {_ANNOTATION_INSTEAD}"
+            _refuse(
+                GateRefused(
+                    "a forward reference evaluated in another module's namespace is not "
+                    f"available; {_ANNOTATION_INSTEAD}"
+                )
             )
         globalns = _with_builtins(globalns if globalns is not None else localns, builtins_table)
         return original(self, globalns, localns, *args, **kw)
 
     typing.ForwardRef._evaluate = _evaluate  # type: ignore[method-assign]
+
+
+def _check(text: str, *, what: str, instead: str) -> None:
+    try:
+        check_expression(text, what=what, instead=instead)
+    except GateRefused as exc:
+        _refuse(exc)
+
+
+def _refuse(exc: GateRefused) -> typing.NoReturn:
+    frames = [f for f in traceback.extract_stack() if f.filename == _runtime.FILENAME]
+    refusals.append((str(exc), frames[-1].lineno or 0 if frames else 0))
+    raise exc
 
 
 def _with_builtins(namespace: Any, builtins_table: dict[str, Any]) -> dict[str, Any]:
@@ -90,7 +110,7 @@ def _guard_pandas_expressions() -> None:
     @functools.wraps(original)
     def _init(self: Any, text: Any, *args: Any, **kwargs: Any) -> None:
         if enabled and isinstance(text, str):
-            check_expression(_as_python(text), what="the pandas expression", instead=_QUERY_INSTEAD)
+            _check(_as_python(text), what="the pandas expression", instead=_QUERY_INSTEAD)
         original(self, text, *args, **kwargs)
 
     expr.Expr.__init__ = _init  # type: ignore[method-assign,assignment]

@@ -110,6 +110,10 @@ def check_expression(text: str, *, what: str, instead: str) -> None:
     """
     if len(text) > policy.LIMITS["max_literal_chars"]:
         raise GateRefused(f"{what} is {len(text):,} characters long; {instead}")
+    hidden = _invisible_characters(text, 0)
+    if hidden:
+        reasons = "; ".join(v.reason for v in hidden[:5])
+        raise GateRefused(f"{what} is refused: {reasons}. Instead, {instead}")
     try:
         tree = ast.parse(text.strip(), mode="exec")
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -117,7 +121,7 @@ def check_expression(text: str, *, what: str, instead: str) -> None:
         raise GateRefused(
             f"{what} {text[:200]!r} does not parse as Python ({exc}); {instead}"
         ) from None
-    found = [*_invisible_characters(text, 0), *_Verifier(0).verify(tree)]
+    found = _Verifier(0).verify(tree)
     if found:
         reasons = "; ".join(v.reason for v in found[:5])
         raise GateRefused(f"{what} {text[:200]!r} is refused: {reasons}. Instead, {instead}")

@@ -394,7 +394,8 @@ return {'reached': str(real_os), 'outcomes': {
 subclasses = pd.eval("t.__class__.__base__.__subclasses__()", local_dict={'t': ()},
                      engine='python')
 wrap = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
-real_os = pd.eval("w.__init__.__globals__", local_dict={'w': wrap}, engine='python')['sys'].modules['os']
+init_globals = pd.eval("w.__init__.__globals__", local_dict={'w': wrap}, engine='python')
+real_os = init_globals['sys'].modules['os']
 return {'reached': str(real_os), 'outcomes': {
     'setuid0': _try(lambda: real_os.setuid(0)),
     'kill_host': _try(lambda: real_os.kill(ctx['host_pid'], 9))}}

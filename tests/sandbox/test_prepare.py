@@ -11,9 +11,18 @@ import ast
 
 import pytest
 
+from geomint import audit
+from geomint.sandbox import Sandbox
 from geomint.sandbox import _policy as policy
 from geomint.sandbox._runtime import LIBRARY_NAMES
-from geomint.sandbox.prepare import PreparedCode, compile_body, prepare, strip_fences
+from geomint.sandbox.prepare import (
+    GateRefused,
+    PreparedCode,
+    check_expression,
+    compile_body,
+    prepare,
+    strip_fences,
+)
 
 INPUTS = ("places_by_entry", "routes_by_entry", "geometries_by_entry", "threshold")
 NAMES = (*LIBRARY_NAMES, *INPUTS)
@@ -169,6 +178,32 @@ REFUSED: list[tuple[str, str, int, str]] = [
     ("dunder-param", "def f(__builtins__):\n    return 1", 1, "`__builtins__` is reserved"),
     ("dunder-class-name", "class __Evil__:\n    pass\nreturn 1", 1, "`__Evil__` is reserved"),
     ("match-class-dunder", "match 1:\n    case int(__class__=c):\n        pass", 2, "__class__"),
+    # -- modules re-exported under names Gate 1 did not know, private modules -------------
+    ("enum-bltns", "import enum\nreturn enum.bltns.open", 2, "`.bltns` is not available"),
+    ("typing-types", "import typing\nreturn typing.types", 2, "`.types` is not available"),
+    ("pyarrow-alias", "import pandas.tseries.frequencies as f\nreturn f.lib.pa", 2, "`.pa`"),
+    ("pydoc", "x = shapely\nreturn x.pydoc.locate('os')", 2, "`.pydoc` is not available"),
+    ("private-module", "import pandas._testing\nreturn 1", 1, "private module"),
+    ("private-from-module", "from pandas._libs import lib\nreturn 1", 1, "private module"),
+    ("private-name", "from typing import _eval_type\nreturn 1", 1, "`_eval_type` is private"),
+    # -- Trojan Source -------------------------------------------------------------------
+    (
+        "bidi-in-docstring",
+        'def f():\n    """ok\u2067 """\n    return 1\nreturn f()',
+        2,
+        "column 10: U+2067 RIGHT-TO-LEFT ISOLATE is a bidirectional control character",
+    ),
+    ("bidi-in-string", "x = 1\ns = 'a\u202eb'\nreturn s", 2, "U+202E RIGHT-TO-LEFT OVERRIDE"),
+    ("bidi-in-comment", "return 1  # \u2066", 1, "U+2066 LEFT-TO-RIGHT ISOLATE"),
+    ("arabic-letter-mark", "return 'a\u061c'", 1, "U+061C ARABIC LETTER MARK"),
+    ("rlm-outside", "x = 1\u200f\nreturn x", 1, "U+200F RIGHT-TO-LEFT MARK"),
+    (
+        "zero-width-in-name",
+        "total\u200b = 1\nreturn total",
+        1,
+        "column 6: U+200B ZERO WIDTH SPACE is an invisible format character outside a string",
+    ),
+    ("zero-width-joiner-code", "x = 1 +\u200d 2\nreturn x", 1, "U+200D ZERO WIDTH JOINER"),
 ]
 
 
@@ -242,6 +277,11 @@ ALLOWED: list[tuple[str, str]] = [
     ("moderate-power", "return 2 ** 64 + 10 ** 6"),
     ("await-helper", "async def h():\n    return 1\nreturn await h()"),
     ("long-literal-ok", "s = '" + "a" * 5_000 + "'\nreturn len(s)"),
+    ("pandas-api-types", "return pd.api.types.is_numeric_dtype(pd.Series([1]))"),
+    ("pandas-api-types-import", "from pandas.api import types\nreturn types.is_bool(True)"),
+    ("joiner-in-string", "return 'family: \U0001f468\u200d\U0001f469'"),
+    ("joiner-in-fstring", "n = 1\nreturn f'{n}\u200d'"),
+    ("zero-width-in-multiline-string", 's = """a\n\u200bb"""\nreturn s'),
 ]
 
 
@@ -448,3 +488,59 @@ def test_policy_lists_are_consistent() -> None:
     assert "numpy" in policy.ALLOWED_MODULES
     assert all(m.split(".")[0] in policy.ALLOWED_MODULES for m in policy.DENIED_SUBMODULES)
     assert not set(policy.DENIED_CALLS) & set(LIBRARY_NAMES)
+
+
+# -- rule names, the operator's log, text a library evaluates -------------------------------
+
+
+@pytest.mark.parametrize(
+    ("code", "rule"),
+    [
+        ("import os\nreturn 1", "import"),
+        ("return ().__class__", "dunder"),
+        ("return 'a\u2067'", "bidi"),
+        ("x\u200b = 1", "invisible"),
+        ("import enum\nreturn enum.bltns", "denied-attribute"),
+        ("return eval('1')", "builtin"),
+    ],
+)
+def test_every_violation_names_its_rule(code: str, rule: str) -> None:
+    assert _prepare(code).violations[0].rule == rule
+
+
+def test_a_refusal_is_logged_with_its_rule_and_line_never_the_code(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    audit.reset()
+    with Sandbox(mode="in-process") as sandbox, caplog.at_level("WARNING", "geomint.security"):
+        result = sandbox.run("x = 1\nsecret_marker = ().__class__\nreturn x")
+        sandbox.run("return (")  # a syntax error is a typo, not a refusal to log
+    assert not result.ok
+    assert audit.counts()["gate1_refused"] == 1
+    (line,) = [r.getMessage() for r in caplog.records]
+    assert '"rule": "dunder"' in line and '"line": 2' in line
+    assert "secret_marker" not in line and "__class__" not in line
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a > 1 and b < 2", "c = a + b", "list[int]", "dict[str, 'float']", "a.str.len() > 3"],
+)
+def test_plain_expressions_pass_the_call_time_check(text: str) -> None:
+    check_expression(text, what="the expression", instead="write it plainly")
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("__import__('os')", "`__import__` is not available"),
+        ("x.__class__.__base__", "`.__class__` reaches interpreter internals"),
+        ("np.load('f')", "`.load` is not available"),
+        ("a > 1 \u2067", "bidirectional control character"),
+        ("a >", "does not parse as Python"),
+    ],
+)
+def test_the_call_time_check_refuses_what_gate1_refuses(text: str, fragment: str) -> None:
+    with pytest.raises(GateRefused, match="boolean indexing") as caught:
+        check_expression(text, what="the query", instead="use boolean indexing")
+    assert fragment in str(caught.value)

@@ -594,7 +594,7 @@ def test_to_dict_is_json_serialisable(any_mode: Sandbox) -> None:
     assert ok["figures"][0]["line"] == 4 and ok["layers"][0]["label"] == "Cafés"
     assert failed["error"]["type"] == "KeyError" and failed["stdout"] == "p\n"
     assert refused["violations"] == [
-        {"line": 1, "reason": refused["violations"][0]["reason"]},
+        {"line": 1, "reason": refused["violations"][0]["reason"], "rule": "import"},
     ]
     assert unparsable["error"]["type"] == "GateRefused"
 

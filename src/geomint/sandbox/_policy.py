@@ -15,7 +15,9 @@ __all__ = [
     "ALLOWED_MODULES",
     "ALLOWED_PRIVATE_ATTRIBUTES",
     "ATTRIBUTE_BUILTINS",
+    "BIDI_CONTROLS",
     "DENIED_ATTRIBUTES",
+    "DENIED_ATTRIBUTE_EXCEPTIONS",
     "DENIED_CALLS",
     "DENIED_SUBMODULES",
     "FILE_WRITER_METHODS",
@@ -164,12 +166,25 @@ DENIED_ATTRIBUTES: Final = MappingProxyType(
                 "socket", "shutil", "pathlib", "pickle", "marshal", "gc", "inspect",
                 "mmap", "signal", "posix", "threading", "multiprocessing", "urllib",
                 "http", "tempfile", "glob", "ssl", "select", "resource", "fcntl", "pty",
+                # found by walking the allowed modules (tests/sandbox/test_code_paths.py):
+                # ``enum.bltns`` is the real builtins, ``typing.types`` builds functions
+                # and code objects, ``pydoc`` and ``pkgutil`` import modules by name,
+                # ``encodings`` imports codec modules by name, the rest read files
+                "bltns", "types", "pydoc", "pkgutil", "zipimport", "platform",
+                "sysconfig", "metadata", "linecache", "tokenize", "logging", "traceback",
+                "tarfile", "zipfile", "gzip", "bz2", "lzma", "pwd", "grp", "atexit",
+                "encodings", "pa", "pyarrow", "certifi", "posixpath", "genericpath",
+                "locale", "dis",
             ),
             "it is a module with file, process or interpreter access, which code here "
             "does not have; the data arrives as arguments",
         ),
     }
 )  # fmt: skip
+
+#: Denied attribute names that are an allowed module on these bases: ``pd.api.types`` is
+#: pandas' dtype checks, ``typing.types`` is the standard library's ``types``.
+DENIED_ATTRIBUTE_EXCEPTIONS: Final = MappingProxyType({"types": frozenset({"api"})})
 
 #: Builtins that read or write attributes by name: only called directly, with a literal
 #: name, so ``g = getattr`` or ``reduce(getattr, ...)`` cannot hide the name read.
@@ -208,6 +223,12 @@ ALLOWED_PRIVATE_ATTRIBUTES: Final = frozenset({"_asdict", "_replace", "_fields",
 
 #: Calls whose result is the injected value itself: ``x = globals()["x"]`` is dropped.
 REBINDING_LOOKUPS: Final = frozenset({"globals", "locals", "vars"})
+
+#: Bidirectional control characters (Trojan Source, CVE-2021-42574): refused anywhere in
+#: code, strings included, because they reorder how the code displays.
+BIDI_CONTROLS: Final = frozenset(
+    "\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u200e\u200f\u061c"
+)
 
 #: Size limits: a body past these is refused before it is parsed further.
 LIMITS: Final = MappingProxyType(

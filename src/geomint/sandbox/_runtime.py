@@ -23,7 +23,7 @@ from geomint.sandbox._mint import Mint
 from geomint.sandbox.prepare import compile_body
 from geomint.sandbox.results import JsonValue, ResultError, to_json_safe
 
-__all__ = ["LIBRARY_NAMES", "execute", "load_libraries"]
+__all__ = ["BUILTINS", "LIBRARY_NAMES", "execute", "load_libraries"]
 
 FILENAME: Final = "<code>"
 LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
@@ -67,7 +67,8 @@ def _safe_builtins() -> dict[str, Any]:
     return table
 
 
-_BUILTINS: Final = _safe_builtins()
+#: The builtins a body (and any text a guard lets a library evaluate) may use.
+BUILTINS: Final = _safe_builtins()
 
 
 class _CappedText(io.TextIOBase):
@@ -168,7 +169,7 @@ def _compile(
 ) -> Callable[..., Coroutine[Any, Any, Any]]:
     module = compile_body(source, names, dropped=dropped, filename=FILENAME)
     code = compile(module, FILENAME, "exec", dont_inherit=True)
-    namespace: dict[str, Any] = {"__builtins__": _BUILTINS, "__name__": "geomint_body"}
+    namespace: dict[str, Any] = {"__builtins__": BUILTINS, "__name__": "geomint_body"}
     exec(code, namespace)  # noqa: S102 - this is the sandbox's purpose; Gate 1 ran first
     function: Callable[..., Coroutine[Any, Any, Any]] = namespace["__geomint_body__"]
     return function

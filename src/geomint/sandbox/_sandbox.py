@@ -16,7 +16,7 @@ from typing import Any, Final, Literal, get_args
 
 from pydantic import ValidationError
 
-from geomint import confine
+from geomint import audit, confine
 from geomint.errors import SandboxUnavailableError, UsageError
 from geomint.sandbox import _runtime, hints
 from geomint.sandbox._entries import (
@@ -384,6 +384,14 @@ class Sandbox:
         names = [*_runtime.LIBRARY_NAMES, *inputs]
         prepared = prepare(code, names, static_checks=self.static_checks)
         if not prepared.ok:
+            if not prepared.syntax_error:  # a typo is not an attack; a refusal may be
+                first = prepared.violations[0]
+                audit.record(
+                    "gate1_refused",
+                    rule=first.rule,
+                    line=first.line,
+                    violations=len(prepared.violations),
+                )
             refusal = CodeError(
                 type="GateRefused",
                 message="; ".join(str(v) for v in prepared.violations)[:4000],
@@ -403,11 +411,17 @@ class Sandbox:
         wire = replace_entries(inputs, lambda e: {ENTRY_MARKER: _index(entries, e)})
         with self._state.lock:
             level = self._ensure_started()
-            payload = _encode_request(prepared, wire, self.stdout_limit, entries)
+            payload = _encode_request(
+                prepared, wire, self.stdout_limit, entries, checks=self.static_checks
+            )
             if level == "in-process":
                 reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload, entries)
             else:
                 reply_or_error = self._run_in_child(level, payload, entries)
+        if isinstance(reply_or_error, Reply) and _refused_at_call(reply_or_error):
+            # a worker's guard refused text a library was about to evaluate
+            error = reply_or_error.error
+            audit.record("gate1_refused", rule="call-time", line=error.line if error else 0)
         return self._result(prepared, _hint_view(inputs), reply_or_error, level, started)
 
     def _files(self) -> EntryFiles:
@@ -627,10 +641,16 @@ def _check_input_names(inputs: Mapping[str, Any]) -> None:
 
 
 def _encode_request(
-    prepared: PreparedCode, inputs: Mapping[str, Any], stdout_limit: int, entries: list[Entry]
+    prepared: PreparedCode,
+    inputs: Mapping[str, Any],
+    stdout_limit: int,
+    entries: list[Entry],
+    *,
+    checks: bool = True,
 ) -> bytes:
     request = {
         "op": "call",
+        "checks": checks,
         "entries": [entry.key for entry in entries],
         "source": prepared.source,
         "dropped": list(prepared.dropped),
@@ -667,3 +687,7 @@ def _index(entries: list[Entry], entry: Entry) -> int:
 
 def _ms(started: float) -> float:
     return round((time.perf_counter() - started) * 1000, 3)
+
+
+def _refused_at_call(reply: Reply) -> bool:
+    return reply.error is not None and reply.error.type == "GateRefused"

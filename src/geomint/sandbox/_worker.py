@@ -17,7 +17,7 @@ import socket
 from typing import Any, Final
 
 from geomint.confine import _wire
-from geomint.sandbox import _entries, _runtime
+from geomint.sandbox import _entries, _guards, _runtime
 from geomint.sandbox._entries import LazyFeatureCollection, open_entry, resolve_entries
 from geomint.sandbox.results import encode_json
 
@@ -38,6 +38,7 @@ _WARM_BODY: Final = (
 def prepare(settings: dict[str, Any]) -> dict[str, Any]:
     """Import the libraries and run a representative body once, before any fork."""
     libraries = _runtime.load_libraries()
+    _guards.install(_runtime.BUILTINS)
     reply = _runtime.execute(_WARM_BODY, {}, libraries=libraries)
     if not reply["ok"]:
         raise RuntimeError(f"warm-up failed: {reply['error']}")
@@ -65,6 +66,7 @@ def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any
         _build_ahead(sock, [opened[k] for k in keys], request)
     collections = [opened[k] for k in keys]
     inputs = resolve_entries(request["inputs"], collections.__getitem__)
+    _guards.enabled = bool(request.get("checks", True))
     reply = _runtime.execute(
         request["source"],
         inputs,
@@ -72,6 +74,12 @@ def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any
         dropped=request["dropped"],
         stdout_limit=request["stdout_limit"],
     )
+    if _guards.refusals:  # a guard refused text, whatever the body did after
+        message, line = _guards.refusals[0]
+        reply = {**reply, "ok": False, "value": None, "figures": [], "layers": [],
+                 "returned_none": False, "error": {"type": "GateRefused",
+                 "message": message[:2000], "line": line, "code_line": None,
+                 "phase": "run"}}  # fmt: skip
     reply["used_features"] = [i for i, c in enumerate(collections) if c.used_features]
     reply["used_frames"] = [i for i, c in enumerate(collections) if c.used_frame]
     try:

@@ -13,16 +13,27 @@ clear messages, not the boundary.
 from __future__ import annotations
 
 import ast
+import io
 import re
 import string
 import sys
+import tokenize
+import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from geomint.sandbox import _policy as policy
 
-__all__ = ["PreparedCode", "Violation", "compile_body", "prepare", "strip_fences"]
+__all__ = [
+    "GateRefused",
+    "PreparedCode",
+    "Violation",
+    "check_expression",
+    "compile_body",
+    "prepare",
+    "strip_fences",
+]
 
 _FENCE_OPEN = re.compile(r"^\s*```[\w+-]*[ \t]*$")
 _FENCE_CLOSE = re.compile(r"^\s*```\s*$")
@@ -36,10 +47,13 @@ class Violation:
     Attributes:
         line: Line of the code as the model wrote it (1-based; 0 for the whole body).
         reason: What is refused and what to do instead, written for the model.
+        rule: A short fixed name for the rule (``import``, ``dunder``, ``bidi``, ...), for
+            the operator's security log; it never holds the code.
     """
 
     line: int
     reason: str
+    rule: str = "policy"
 
     def __str__(self) -> str:
         return f"line {self.line}: {self.reason}" if self.line else self.reason
@@ -71,6 +85,46 @@ class PreparedCode:
     def ok(self) -> bool:
         """Whether the body passed Gate 1."""
         return not self.violations
+
+
+class GateRefused(ValueError):  # noqa: N818 - the type name a static refusal reports
+    """A library was asked to turn a string into code that Gate 1 refuses.
+
+    Raised at call time by the worker's guards (:mod:`geomint.sandbox._guards`) on the
+    paths where a library evaluates text (``DataFrame.query``, ``pd.eval``, a string
+    annotation): the text is held to the same rules as the body itself. The message is
+    read by the model; the error's type name matches a static refusal's.
+    """
+
+
+def check_expression(text: str, *, what: str, instead: str) -> None:
+    """Verify text that a library is about to evaluate, with Gate 1's rules.
+
+    Args:
+        text: The expression (or statements) the library will evaluate.
+        what: What the text is, for the message (``"the DataFrame.query expression"``).
+        instead: What to write instead, for the message.
+
+    Raises:
+        GateRefused: The text breaks a rule; the message names each break and ``instead``.
+    """
+    if len(text) > policy.LIMITS["max_literal_chars"]:
+        raise GateRefused(f"{what} is {len(text):,} characters long; {instead}")
+    hidden = _invisible_characters(text, 0)
+    if hidden:
+        reasons = "; ".join(v.reason for v in hidden[:5])
+        raise GateRefused(f"{what} is refused: {reasons}. Instead, {instead}")
+    try:
+        tree = ast.parse(text.strip(), mode="exec")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        # Fail closed: text Gate 1 cannot read is text it has not checked.
+        raise GateRefused(
+            f"{what} {text[:200]!r} does not parse as Python ({exc}); {instead}"
+        ) from None
+    found = _Verifier(0).verify(tree)
+    if found:
+        reasons = "; ".join(v.reason for v in found[:5])
+        raise GateRefused(f"{what} {text[:200]!r} is refused: {reasons}. Instead, {instead}")
 
 
 def strip_fences(code: str) -> tuple[str, int]:
@@ -113,13 +167,19 @@ def prepare(code: str, injected: Iterable[str], *, static_checks: bool = True) -
                 offset,
                 f"the body has {len(source):,} characters; the "
                 f"limit is {limits['max_code_chars']:,}. Write shorter code.",
+                rule="size",
             )
         if source.count("\n") + 1 > limits["max_lines"]:
             return _refused(
                 source,
                 offset,
                 f"the body has more than {limits['max_lines']:,} lines. Write shorter code.",
+                rule="size",
             )
+    if static_checks:
+        hidden = _invisible_characters(source, offset)
+        if hidden:
+            return PreparedCode(source=source, line_offset=offset, violations=tuple(hidden))
     if not source.strip():
         return _refused(
             source,
@@ -188,14 +248,78 @@ def compile_body(
 
 
 def _refused(
-    source: str, offset: int, reason: str, *, line: int = 0, syntax_error: bool = False
+    source: str,
+    offset: int,
+    reason: str,
+    *,
+    line: int = 0,
+    syntax_error: bool = False,
+    rule: str = "syntax",
 ) -> PreparedCode:
     return PreparedCode(
         source=source,
         line_offset=offset,
         syntax_error=syntax_error,
-        violations=(Violation(line=line, reason=reason),),
+        violations=(Violation(line=line, reason=reason, rule="syntax" if syntax_error else rule),),
     )
+
+
+def _invisible_characters(source: str, offset: int) -> list[Violation]:
+    """Refuse characters that make code read differently from how it runs (Trojan Source).
+
+    Bidirectional controls reorder what a person sees, inside a string as much as outside
+    one (the string can swallow code on screen); they are refused anywhere. Other format
+    characters (Unicode category Cf: zero-width spaces, joiners) are invisible, and
+    refused outside string literals only, since joiners are part of legitimate text.
+    """
+    if not any(unicodedata.category(c) == "Cf" for c in set(source)):
+        return []
+    inside = _string_spans(source)
+    found: list[Violation] = []
+    for number, text in enumerate(source.split("\n"), start=1):
+        for column, char in enumerate(text, start=1):
+            if unicodedata.category(char) != "Cf":
+                continue
+            code = f"U+{ord(char):04X} {unicodedata.name(char, 'FORMAT CHARACTER')}"
+            if char in policy.BIDI_CONTROLS:
+                reason = (
+                    f"column {column}: {code} is a bidirectional control character, which "
+                    "makes code display in another order than it runs; delete it (a string "
+                    f"that needs it can write the escape `\\u{ord(char):04x}`)"
+                )
+                rule = "bidi"
+            elif not _within(inside, number, column):
+                reason = (
+                    f"column {column}: {code} is an invisible format character outside a "
+                    "string literal; delete it (inside a string it is allowed)"
+                )
+                rule = "invisible"
+            else:
+                continue
+            found.append(Violation(line=number + offset, reason=reason, rule=rule))
+            if len(found) >= 20:
+                return found
+    return found
+
+
+def _string_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Start and end (line, column, 1-based) of every string literal; none if unreadable."""
+    spans = []
+    kinds = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(source).readline):
+            if token.type in kinds:
+                (a, b), (c, d) = token.start, token.end
+                spans.append(((a, b + 1), (c, d)))
+    except (tokenize.TokenError, SyntaxError, IndentationError):
+        return []  # then every format character counts as outside a string
+    return spans
+
+
+def _within(
+    spans: Sequence[tuple[tuple[int, int], tuple[int, int]]], line: int, column: int
+) -> bool:
+    return any(start <= (line, column) <= end for start, end in spans)
 
 
 def _redundant_rebindings(body: Sequence[ast.stmt], names: frozenset[str]) -> Iterator[int]:
@@ -277,15 +401,16 @@ class _Verifier:
                 0,
                 f"the body has {nodes:,} syntax nodes; the limit is "
                 f"{policy.LIMITS['max_ast_nodes']:,}. Write shorter code.",
+                rule="size",
             )
         self._check_top_level(kept)
         return sorted(self.found, key=lambda v: v.line)
 
-    def _add(self, line: int, reason: str) -> None:
+    def _add(self, line: int, reason: str, rule: str) -> None:
         key = (line, reason)
         if key not in self._seen:
             self._seen.add(key)
-            self.found.append(Violation(line=line, reason=reason))
+            self.found.append(Violation(line=line, reason=reason, rule=rule))
 
     def _line(self, node: ast.AST) -> int:
         return int(getattr(node, "lineno", 0)) + self.offset if hasattr(node, "lineno") else 0
@@ -304,10 +429,13 @@ class _Verifier:
                     line,
                     f"`{node.id}` may only be called directly, as `{node.id}(obj, 'name')`; "
                     "write `obj.name` instead",
+                    rule="attribute-builtin",
                 )
         elif isinstance(node, ast.arg):
             if _is_dunder(node.arg):
-                self._add(line, f"`{node.arg}` is reserved; choose another parameter name")
+                self._add(
+                    line, f"`{node.arg}` is reserved; choose another parameter name", rule="dunder"
+                )
         elif isinstance(node, ast.Attribute):
             self._check_attribute(node, line)
         elif isinstance(node, ast.Call):
@@ -323,6 +451,7 @@ class _Verifier:
                     line,
                     f"subscript `[{key.value!r}]` reaches interpreter internals; read the "
                     "data by its own keys",
+                    rule="dunder",
                 )
         elif isinstance(node, ast.Constant):
             self._check_constant(node, line)
@@ -334,6 +463,7 @@ class _Verifier:
                     line,
                     "`while True` with no `break`, `return` or `raise` never "
                     "ends; loop over the data or add an exit",
+                    rule="loop",
                 )
         elif isinstance(node, ast.MatchClass):
             for attr in node.kwd_attrs:
@@ -342,7 +472,9 @@ class _Verifier:
             if _is_dunder(node.name) and not isinstance(node, ast.ClassDef):
                 return  # a dunder method defined in a class body is ordinary Python
             if _is_dunder(node.name):
-                self._add(line, f"`{node.name}` is reserved; choose another class name")
+                self._add(
+                    line, f"`{node.name}` is reserved; choose another class name", rule="dunder"
+                )
 
     def _check_top_level(self, body: Sequence[ast.stmt]) -> None:
         for node in _walk_outside_functions(body):
@@ -351,34 +483,45 @@ class _Verifier:
                     self._line(node),
                     "`yield` at the top level makes the body a "
                     "generator; collect the items in a list and return it",
+                    rule="yield",
                 )
 
     def _check_module(self, name: str, line: int) -> None:
         denied = _denied_submodule(name)
         if denied:
-            self._add(line, f"import of `{name}` is not allowed: {denied}")
+            self._add(line, f"import of `{name}` is not allowed: {denied}", rule="import")
             return
         if _module_allowed(name):
+            if any(part.startswith("_") for part in name.split(".")):
+                self._add(
+                    line,
+                    f"import of `{name}` is not allowed: it is a private module; import the "
+                    "package's public API",
+                    rule="private",
+                )
             return
         root = name.split(".", maxsplit=1)[0]
         advice = policy.MODULE_HINTS.get(name) or policy.MODULE_HINTS.get(root)
         allowed = ", ".join(sorted(m for m in policy.ALLOWED_MODULES if "." not in m))
         reason = f"import of `{name}` is not allowed"
         reason += f": {advice}" if advice else f". Modules that may be imported: {allowed}"
-        self._add(line, reason)
+        self._add(line, reason, rule="import")
 
     def _check_import_from(self, node: ast.ImportFrom, line: int) -> None:
         if node.level:
             self._add(
                 line,
                 "relative imports are not available; import allowed modules by their full name",
+                rule="import",
             )
             return
         module = node.module or ""
         for alias in node.names:
             if alias.name == "*":
                 self._add(
-                    line, f"`from {module} import *` is not allowed; import the names you use"
+                    line,
+                    f"`from {module} import *` is not allowed; import the names you use",
+                    rule="import",
                 )
                 continue
             full = f"{module}.{alias.name}"
@@ -387,15 +530,29 @@ class _Verifier:
                 continue
             if _denied_submodule(module) or not (_module_allowed(module) or _module_allowed(full)):
                 self._check_module(module, line)
+            elif _module_allowed(module):
+                self._check_module(module, line)  # a private module is refused there
             self._check_name(alias.name, line)
+            if (
+                alias.name.startswith("_")
+                and not _is_dunder(alias.name)
+                and alias.name not in policy.ALLOWED_PRIVATE_ATTRIBUTES
+            ):
+                self._add(
+                    line,
+                    f"`{alias.name}` is private to `{module}`; import its public API",
+                    rule="private",
+                )
             self._check_attribute_name(alias.name, module.split(".")[-1], line)
 
     def _check_name(self, name: str, line: int) -> None:
         reason = policy.DENIED_CALLS.get(name)
         if reason:
-            self._add(line, f"`{name}` is not available: {reason}")
+            self._add(line, f"`{name}` is not available: {reason}", rule="builtin")
         elif _is_dunder(name):
-            self._add(line, f"`{name}` reaches interpreter internals and is not available")
+            self._add(
+                line, f"`{name}` reaches interpreter internals and is not available", rule="dunder"
+            )
 
     def _check_attribute(self, node: ast.Attribute, line: int) -> None:
         base = node.value
@@ -408,7 +565,9 @@ class _Verifier:
             if base_name in {"self", "cls"} or node.attr in policy.ALLOWED_PRIVATE_ATTRIBUTES:
                 return
             self._add(
-                line, f"private attribute `.{node.attr}` is not available; use the public API"
+                line,
+                f"private attribute `.{node.attr}` is not available; use the public API",
+                rule="private",
             )
             return
         self._check_attribute_name(node.attr, base_name, line)
@@ -416,13 +575,27 @@ class _Verifier:
     def _check_attribute_name(self, attr: str, base_name: str | None, line: int) -> None:
         if _is_dunder(attr):
             if attr not in policy.ALLOWED_DUNDER_ATTRIBUTES:
-                self._add(line, f"`.{attr}` reaches interpreter internals and is not available")
+                self._add(
+                    line,
+                    f"`.{attr}` reaches interpreter internals and is not available",
+                    rule="dunder",
+                )
         elif attr in policy.INTERNAL_ATTRIBUTES:
-            self._add(line, f"`.{attr}` reaches frames or code objects and is not available")
+            self._add(
+                line,
+                f"`.{attr}` reaches frames or code objects and is not available",
+                rule="internal",
+            )
         elif attr in policy.DENIED_ATTRIBUTES:
             if attr in policy.TEXT_CODEC_ATTRIBUTES and base_name in policy.TEXT_CODEC_MODULES:
                 return
-            self._add(line, f"`.{attr}` is not available: {policy.DENIED_ATTRIBUTES[attr]}")
+            if base_name in policy.DENIED_ATTRIBUTE_EXCEPTIONS.get(attr, ()):
+                return
+            self._add(
+                line,
+                f"`.{attr}` is not available: {policy.DENIED_ATTRIBUTES[attr]}",
+                rule="denied-attribute",
+            )
 
     def _check_call(self, node: ast.Call, line: int) -> None:
         func = node.func
@@ -435,12 +608,15 @@ class _Verifier:
                     line,
                     f"`{func.id}` needs a literal attribute name; write "
                     "`obj.name` or a dict lookup instead",
+                    rule="attribute-builtin",
                 )
             elif name.value.startswith("_") and name.value not in (
                 policy.ALLOWED_PRIVATE_ATTRIBUTES | policy.ALLOWED_DUNDER_ATTRIBUTES
             ):
                 self._add(
-                    line, f"`{func.id}` of `{name.value}` reaches internals and is not available"
+                    line,
+                    f"`{func.id}` of `{name.value}` reaches internals and is not available",
+                    rule="private",
                 )
             else:
                 self._check_attribute_name(name.value, None, line)
@@ -455,12 +631,15 @@ class _Verifier:
                     line,
                     f"`.{func.attr}(path)` writes a file; call it without a path "
                     "to get text, or return the data",
+                    rule="file-write",
                 )
 
     def _check_format_call(self, target: ast.expr, line: int) -> None:
         if isinstance(target, ast.Name) and target.id == "str":
             self._add(
-                line, "`str.format` with a computed template is not available; use an f-string"
+                line,
+                "`str.format` with a computed template is not available; use an f-string",
+                rule="format",
             )
             return
         if not (isinstance(target, ast.Constant) and isinstance(target.value, str)):
@@ -469,6 +648,7 @@ class _Verifier:
                     line,
                     "`.format` on a computed template is not available; use an "
                     "f-string or a literal template",
+                    rule="format",
                 )
             return
         try:
@@ -481,6 +661,7 @@ class _Verifier:
                     line,
                     f"format field `{{{name}}}` reaches attributes or items; "
                     "format the values themselves in an f-string",
+                    rule="format",
                 )
 
     def _check_constant(self, node: ast.Constant, line: int) -> None:
@@ -491,17 +672,24 @@ class _Verifier:
                 line,
                 f"a literal of {len(value):,} characters is over the limit of "
                 f"{limit:,}; the data arrives as arguments",
+                rule="size",
             )
         elif isinstance(value, int) and not isinstance(value, bool):
             digits = policy.LIMITS["max_int_literal_digits"]
             if value.bit_length() > digits * 3.33:
-                self._add(line, f"an integer literal over {digits} digits is not allowed")
+                self._add(
+                    line, f"an integer literal over {digits} digits is not allowed", rule="size"
+                )
 
     def _check_binop(self, node: ast.BinOp, line: int) -> None:
         if isinstance(node.op, ast.Pow) and isinstance(node.right, ast.Constant | ast.BinOp):
             exponent = _constant_int(node.right)
             if exponent is not None and exponent > 10_000:
-                self._add(line, "a power with an exponent over 10,000 is too large to compute")
+                self._add(
+                    line,
+                    "a power with an exponent over 10,000 is too large to compute",
+                    rule="size",
+                )
         if isinstance(node.op, ast.Mult):
             for side, other in ((node.left, node.right), (node.right, node.left)):
                 factor = _constant_int(side)
@@ -511,7 +699,11 @@ class _Verifier:
                     and isinstance(other, ast.Constant | ast.List | ast.Tuple | ast.JoinedStr)
                     and not isinstance(getattr(other, "value", ""), int | float)
                 ):
-                    self._add(line, f"repeating a sequence {factor:,} times would exhaust memory")
+                    self._add(
+                        line,
+                        f"repeating a sequence {factor:,} times would exhaust memory",
+                        rule="size",
+                    )
 
 
 def _module_aliases(body: Sequence[ast.stmt]) -> dict[str, str]:

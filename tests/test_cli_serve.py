@@ -41,6 +41,7 @@ def test_on_localhost_it_answers_only_to_loopback_names(served: dict[str, Any]) 
     assert result.exit_code == 0, result.output
     assert "http://127.0.0.1:8123/ model geomint-demo" in result.stdout
     assert (served["host"], served["port"]) == ("127.0.0.1", 8123)
+    assert served["proxy_headers"] is False  # the client is the socket peer (issue 15)
     assert _health(served["app"], "127.0.0.1:8123") == 200
     assert _health(served["app"], "rebind.evil.example:8123") == 421
 
@@ -54,8 +55,10 @@ def test_beyond_localhost_it_warns_without_a_token_and_prints_the_token_link(
     assert "GEOMINT_TOKEN is not set" in warned.stderr
 
     monkeypatch.setenv("GEOMINT_TOKEN", "t0ken")
-    tokened = CliRunner().invoke(app, [*args, "--allowed-host", "maps.example.org"])
+    behind_proxy = ["--allowed-host", "maps.example.org", "--forwarded-allow-ips", "10.0.0.7"]
+    tokened = CliRunner().invoke(app, [*args, *behind_proxy])
     assert tokened.exit_code == 0, tokened.output
+    assert (served["proxy_headers"], served["forwarded_allow_ips"]) == (True, ["10.0.0.7"])
     assert "GEOMINT_TOKEN" not in tokened.stderr
     assert "http://127.0.0.1:8000/?token=t0ken" in tokened.stdout
     assert _health(served["app"], "maps.example.org") == 401  # the token is needed

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Iterator
 from typing import Any
 
@@ -128,7 +129,9 @@ def test_a_token_guards_every_api_call_when_set(agent: MapAgent) -> None:
     assert run(go({"authorization": "Bearer s3cret"})) == 200
 
 
-def test_turns_are_rate_limited_per_client(agent: MapAgent) -> None:
+def test_turns_are_rate_limited_per_client(
+    agent: MapAgent, caplog: pytest.LogCaptureFixture
+) -> None:
     now = [0.0]
     limiter = TurnLimiter(per_minute=6, burst=2, clock=lambda: now[0])
     assert [limiter.wait("a"), limiter.wait("a")] == [0.0, 0.0]
@@ -147,8 +150,14 @@ def test_turns_are_rate_limited_per_client(agent: MapAgent) -> None:
         async with httpx.AsyncClient(transport=transport, base_url="http://x") as client:
             return [await client.post("/api/chat", json=body) for _ in range(2)]
 
-    first, second = run(go())
+    audit.reset()
+    with caplog.at_level(logging.WARNING, logger="geomint.security"):
+        first, second = run(go())
     assert first.status_code == 200
     assert second.status_code == 429
+    # The operator sees who was refused and by which limit, never what they asked.
+    [line] = [r.getMessage() for r in caplog.records if r.name == "geomint.security"]
+    assert json.loads(line) == {"event": "rate_limited", "client": "127.0.0.1", "limit": "turns"}
+    assert audit.counts()["rate_limited"] == 1
     assert int(second.headers["retry-after"]) > 0
     assert "try again in" in second.json()["detail"]

@@ -47,6 +47,14 @@ def serve(
             "(repeatable); by default any.",
         ),
     ] = None,
+    forwarded_allow_ips: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--forwarded-allow-ips",
+            help="A reverse proxy (address or network) whose X-Forwarded-For names the "
+            "client (repeatable); by default none: the client is the connection's peer.",
+        ),
+    ] = None,
     open_browser: Annotated[
         bool, typer.Option("--open/--no-open", help="Open the page in a browser.")
     ] = True,
@@ -64,6 +72,7 @@ def serve(
     from geomint.models.demo import DemoModel  # noqa: PLC0415
     from geomint.server import create_app  # noqa: PLC0415
     from geomint.server.app import TurnLimiter  # noqa: PLC0415
+    from geomint.server.serving import uvicorn_options  # noqa: PLC0415
 
     pydantic_ai.BANNER_ENABLED = False
     token = os.environ.get("GEOMINT_TOKEN") or None
@@ -106,7 +115,14 @@ def serve(
         typer.echo(f"geomint {url} model {model.get('name')}{demo}, sandbox {sandbox}")
         if open_browser and _has_desktop():
             webbrowser.open(url)
-        uvicorn.run(app, host=host, port=port, log_level="warning", access_log=False)
+        uvicorn.run(
+            app,
+            host=host,
+            port=port,
+            log_level="warning",
+            access_log=False,
+            **uvicorn_options(forwarded_allow_ips=forwarded_allow_ips or ()),
+        )
     finally:
         agent.close()
 

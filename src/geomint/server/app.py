@@ -182,9 +182,11 @@ def create_app(
                 return JSONResponse({"error": "a valid access token is required"}, status_code=401)
         return await call_next(request)
 
-    def _take_turn(request: Request) -> None:
-        wait = turns.wait(client_key(request.client.host if request.client else "unknown"))
+    def _take_turn(request: Request, limit: str) -> None:
+        client = client_key(request.client.host if request.client else "unknown")
+        wait = turns.wait(client)
         if wait > 0:
+            audit.record("rate_limited", client=client, limit=limit)
             raise HTTPException(
                 429,
                 f"too many requests at once; try again in {math.ceil(wait)} s",
@@ -275,7 +277,7 @@ def create_app(
         try:
             agent.chats.open(_chat_id(chat_id))
         except NoSuchChatError:
-            _take_turn(request)  # making a chat writes data: limited like a turn
+            _take_turn(request, "new chats")  # making a chat writes data: limited like a turn
             agent.open_chat(chat_id)
         if agent.model_info.get("demo"):
             from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
@@ -285,7 +287,7 @@ def create_app(
 
     @app.post("/api/chat")
     async def chat(body: ChatRequest, request: Request) -> StreamingResponse:
-        _take_turn(request)
+        _take_turn(request, "turns")
         chat_id = _chat_id(body.id)
         try:
             question = body.question()
@@ -309,7 +311,7 @@ def create_app(
 
     @app.post("/api/chats/{chat_id}/uploads", max_body_size=max_upload)
     async def upload(chat_id: str, name: str, request: Request) -> dict[str, Any]:
-        _take_turn(request)
+        _take_turn(request, "uploads")
         _not_busy(_chat_id(chat_id))
         body = await request.body()  # capped as it arrives by the route's max_body_size
         if not body:

@@ -1,0 +1,174 @@
+"""How ``geomint serve`` hands the app to uvicorn: a guard on connections, and the socket
+peer as the client.
+
+uvicorn closes an idle keep-alive connection, but not one that is still sending its
+request: a client that sends half a request line and then a byte now and then holds a
+connection (and a file descriptor) for as long as it likes, and the token check only
+runs on complete requests. Enough of them and the server cannot accept anyone else.
+:func:`uvicorn_options` swaps in an HTTP protocol that counts the connections *waiting*
+(not being answered: a request still arriving, an idle keep-alive, a body still trickling
+in after the answer was sent) and:
+
+- closes one that is still waiting :data:`HEADER_TIMEOUT_S` after it started to
+  (a header-read deadline that trickling bytes do not extend);
+- closes the oldest waiting connection when :data:`MAX_WAITING` are waiting, so that
+  one client holding many cannot starve another, even from the same address.
+
+A connection whose request the app is answering (a streamed answer, a run waiting for
+an approval) is not waiting, however long it takes.
+
+The client address the rate limits count is the socket peer: uvicorn's default trusts
+``X-Forwarded-For`` from 127.0.0.1, which lets any local client pick its own address.
+Proxy headers are read only from the proxies the operator names.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import resource
+from collections.abc import Iterable
+from typing import Any, Final
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+from geomint import audit
+
+__all__ = ["HEADER_TIMEOUT_S", "MAX_WAITING", "uvicorn_options"]
+
+#: Seconds a connection may wait without the app answering a request of it: to send its
+#: request's headers, or idle between requests.
+HEADER_TIMEOUT_S: Final = 5.0
+#: Waiting connections kept at most (fewer when the open-file limit is low): beyond it the
+#: oldest is closed.
+MAX_WAITING: Final = 1000
+#: uvicorn's default listen backlog, kept when the open-file limit allows.
+_BACKLOG: Final = 2048
+
+
+def uvicorn_options(
+    *,
+    forwarded_allow_ips: Iterable[str] = (),
+    header_timeout_s: float = HEADER_TIMEOUT_S,
+    max_waiting: int | None = None,
+) -> dict[str, Any]:
+    """The keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` beyond app, host, port.
+
+    Args:
+        forwarded_allow_ips: The reverse proxies whose ``X-Forwarded-For`` and
+            ``X-Forwarded-Proto`` are believed (addresses or networks); none by default,
+            so the client is the socket peer.
+        header_timeout_s: How long a connection may wait (see the module docstring).
+        max_waiting: How many may wait at once; by default :data:`MAX_WAITING`, or a
+            quarter of the open-file limit when that is lower, so that the waiting
+            connections can never take the descriptors that answering needs.
+    """
+    proxies = list(forwarded_allow_ips)
+    fitting, backlog = _within_open_file_limit()
+    guard = _Guard(
+        header_timeout_s=header_timeout_s,
+        max_waiting=max_waiting if max_waiting is not None else fitting,
+    )
+
+    class _GuardedProtocol(_GuardedH11Protocol):
+        _guard = guard
+
+    return {
+        "http": _GuardedProtocol,
+        "timeout_keep_alive": max(1, int(header_timeout_s)),
+        "backlog": backlog,
+        "proxy_headers": bool(proxies),
+        "forwarded_allow_ips": proxies or None,
+    }
+
+
+def _within_open_file_limit() -> tuple[int, int]:
+    """How many connections may wait, and how many asyncio may accept at once.
+
+    A connection is counted (and the oldest shed) only once its protocol starts, after the
+    event loop accepted a whole batch of up to ``backlog`` sockets: with 1,024 descriptors,
+    1,000 waiting plus a batch of 2,048 (uvicorn's default) ran out, and then asyncio stops
+    accepting anyone for a second. A quarter of the limit waiting and an eighth per batch
+    leave room for two batches in flight and for the answering itself.
+    """
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY:
+        return MAX_WAITING, _BACKLOG
+    return max(16, min(MAX_WAITING, soft // 4)), max(16, min(_BACKLOG, soft // 8))
+
+
+class _Guard:
+    """The connections of one server that are waiting, oldest first."""
+
+    def __init__(self, *, header_timeout_s: float, max_waiting: int) -> None:
+        self.header_timeout_s = header_timeout_s
+        self.max_waiting = max_waiting
+        # A dict keeps insertion order: the first key is the connection waiting longest.
+        self.waiting: dict[_GuardedH11Protocol, None] = {}
+
+
+class _GuardedH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol, told when it waits and closed when it waits too long."""
+
+    _guard: _Guard
+    _deadline: asyncio.TimerHandle | None = None
+    _heard: bool = False  # bytes arrived since this connection started waiting
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[arg-type]
+        self._track()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._stop_waiting()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        self._heard = True
+        super().data_received(data)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        self._track()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        self._track()
+
+    def _is_waiting(self) -> bool:
+        if self.transport.is_closing() or self.conn.our_state is h11.ERROR:
+            return False
+        return self.cycle is None or self.cycle.response_complete
+
+    def _track(self) -> None:
+        if not self._is_waiting():
+            self._stop_waiting()
+        elif self not in self._guard.waiting:
+            self._start_waiting()
+
+    def _start_waiting(self) -> None:
+        guard = self._guard
+        guard.waiting[self] = None
+        self._heard = False
+        self._deadline = self.loop.call_later(guard.header_timeout_s, self._too_slow)
+        while len(guard.waiting) > guard.max_waiting:
+            oldest = next(iter(guard.waiting))
+            oldest._close("connection_shed", waiting=len(guard.waiting), limit=guard.max_waiting)
+
+    def _stop_waiting(self) -> None:
+        self._guard.waiting.pop(self, None)
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+
+    def _too_slow(self) -> None:
+        self._deadline = None
+        if self._heard:
+            self._close("slow_connection_closed", after_s=self._guard.header_timeout_s)
+        else:  # an idle keep-alive (or a connection never used): ordinary, not an event
+            self._close(None)
+
+    def _close(self, event: str | None, **fields: int | float) -> None:
+        self._stop_waiting()
+        if event is not None:
+            audit.record(event, client=self.client[0] if self.client else None, **fields)
+        self.transport.close()

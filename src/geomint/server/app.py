@@ -12,7 +12,9 @@ Routes: ``GET /`` and ``/chat/<id>`` (the page), ``/api/health``, ``GET /api/cha
 ``GET|POST /api/chats/<id>`` (read; create, with the demo data when the model is the demo
 model), ``POST /api/chat`` (a turn), ``POST /api/chats/<id>/approvals/<approval id>``,
 ``POST /api/chats/<id>/uploads?name=<file name>`` (the file as the body),
-``GET /api/chats/<id>/analyses/<analysis id>``, ``GET /basemap/streets.geojson`` (the
+``GET /api/chats/<id>/analyses/<analysis id>``, ``GET /api/chats/<id>/entries/<entry
+id>?version=<n>`` (an entry's GeoJSON, for parts sent by reference), ``GET
+/basemap/streets.geojson`` (the
 bundled Helsinki streets under the map's entries).
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
@@ -49,7 +51,7 @@ from geomint.providers import bundled
 from geomint.server.approvals import Approvals
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter, client_key
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
-from geomint.server.thread import analysis_view, chat_view
+from geomint.server.thread import analysis_view, chat_view, entry_geojson
 from geomint.state.events import is_chat_id
 from geomint.store import NoSuchChatError
 
@@ -296,7 +298,7 @@ def create_app(
         _not_busy(chat_id)
         events = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
         return StreamingResponse(
-            encode_sse(ui_chunks(events)), media_type="text/event-stream", headers=HEADERS
+            encode_sse(ui_chunks(events, chat_id)), media_type="text/event-stream", headers=HEADERS
         )
 
     @app.post("/api/chats/{chat_id}/approvals/{approval_id}")
@@ -330,6 +332,19 @@ def create_app(
         if found is None:
             raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}")
         return found
+
+    @app.get("/api/chats/{chat_id}/entries/{entry_id}")
+    async def entry(chat_id: str, entry_id: str, version: int | None = None) -> Response:
+        """An entry version's GeoJSON (the latest by default), as stored."""
+        try:
+            data = await asyncio.to_thread(
+                entry_geojson, agent.chats, _chat_id(chat_id), entry_id, version
+            )
+        except NoSuchChatError:
+            data = None
+        if data is None:
+            raise HTTPException(404, f"no entry {entry_id!r} v{version} in chat {chat_id!r}")
+        return Response(data, media_type="application/geo+json")
 
     @app.get("/basemap/streets.geojson", include_in_schema=False)
     async def streets(request: Request) -> Response:

@@ -12,8 +12,10 @@ from __future__ import annotations
 import json
 import secrets
 from collections.abc import AsyncIterator
-from typing import Final
+from typing import Any, Final
+from urllib.parse import quote
 
+import orjson
 from pydantic_ai.ui.vercel_ai.response_types import (
     BaseChunk,
     DataChunk,
@@ -31,7 +33,7 @@ from pydantic_core import PydanticSerializationError
 
 from geomint.agent import AgentEvent
 
-__all__ = ["HEADERS", "encode_sse", "ui_chunks"]
+__all__ = ["HEADERS", "MAX_PART_BYTES", "encode_sse", "ui_chunks"]
 
 #: Response headers the AI SDK's client expects for this protocol.
 HEADERS: Final = {
@@ -40,6 +42,10 @@ HEADERS: Final = {
     "x-accel-buffering": "no",
 }
 _SDK_VERSION: Final = 5
+#: The most a ``data-*`` part may hold, as JSON. A larger entry or analysis result is sent
+#: by reference (the page fetches it when it needs it); anything else larger is withheld
+#: with its size. One part used to carry a 75 MB analysis result.
+MAX_PART_BYTES: Final = 1_000_000
 #: AgentEvent kinds sent as ``data-<kind>`` parts for the page.
 _DATA_KINDS: Final = frozenset(
     {"run_started", "classified", "progress", "entry", "analysis", "chart", "figure",
@@ -48,8 +54,13 @@ _DATA_KINDS: Final = frozenset(
 )  # fmt: skip
 
 
-async def ui_chunks(events: AsyncIterator[AgentEvent]) -> AsyncIterator[BaseChunk]:
-    """Translate a run's events into UI-message stream chunks."""
+async def ui_chunks(
+    events: AsyncIterator[AgentEvent], chat_id: str = ""
+) -> AsyncIterator[BaseChunk]:
+    """Translate a run's events into UI-message stream chunks.
+
+    ``chat_id`` names the chat in the URLs of parts sent by reference.
+    """
     text_id: str | None = None
     yield StartChunk(message_id="m-" + secrets.token_urlsafe(9))
     async for event in events:
@@ -84,10 +95,39 @@ async def ui_chunks(events: AsyncIterator[AgentEvent]) -> AsyncIterator[BaseChun
         elif event.type == "done":
             yield DataChunk(type="data-done", data=data)
         elif event.type in _DATA_KINDS:
-            yield DataChunk(type=f"data-{event.type.replace('_', '-')}", data=data)
+            part = _bounded(event.type, data, chat_id)
+            yield DataChunk(type=f"data-{event.type.replace('_', '-')}", data=part)
     if text_id is not None:
         yield TextEndChunk(id=text_id)
     yield FinishChunk()
+
+
+def _bounded(kind: str, data: dict[str, Any], chat_id: str) -> dict[str, Any]:
+    """``data`` as it may be sent: itself, or by reference when over MAX_PART_BYTES."""
+    size = _json_size(data)
+    if size <= MAX_PART_BYTES:
+        return data
+    base = f"/api/chats/{quote(chat_id, safe='')}"
+    if kind == "entry" and "entry_id" in data:
+        entry, version = quote(str(data["entry_id"]), safe=""), data.get("version")
+        return {
+            **{k: v for k, v in data.items() if k != "geojson"},
+            "geojson_url": f"{base}/entries/{entry}?version={version}",
+            "bytes": size,
+        }
+    if kind == "analysis" and "analysis_id" in data:
+        slim = {k: v for k, v in data.items() if k not in ("result", "code")}
+        if _json_size(slim) <= MAX_PART_BYTES:
+            analysis = quote(str(data["analysis_id"]), safe="")
+            return {**slim, "result_url": f"{base}/analyses/{analysis}", "bytes": size}
+    return {"withheld": True, "bytes": size, "limit": MAX_PART_BYTES}
+
+
+def _json_size(data: Any) -> int:
+    try:
+        return len(orjson.dumps(data, default=str))
+    except TypeError:  # integers past 64 bits, keys that are not strings
+        return len(json.dumps(data, default=str).encode())
 
 
 async def encode_sse(chunks: AsyncIterator[BaseChunk]) -> AsyncIterator[bytes]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from typing import Any, Final
+from urllib.parse import quote
 
 from geomint.agent import approval_preview
 from geomint.state import (
@@ -27,7 +28,7 @@ from geomint.state import (
 from geomint.store import Chats
 from geomint.tools import figure_card
 
-__all__ = ["analysis_view", "chat_view"]
+__all__ = ["analysis_view", "chat_view", "entry_geojson"]
 
 #: The largest entry shown again on reload; bigger ones are listed without their data.
 _MAX_ENTRY_BYTES: Final = 20_000_000
@@ -162,8 +163,12 @@ def _entry(chats: Chats, workspace: Workspace, entry_id: str) -> dict[str, Any]:
     entry = workspace.entries[entry_id]
     latest = entry.latest
     geojson: Any = None
+    url = None
     if latest.blob.size <= _MAX_ENTRY_BYTES:
         geojson = json.loads(chats.read_blob(workspace.chat_id, latest.blob))
+    else:  # the page fetches it by reference, as it does a large entry in a stream
+        chat, named = quote(workspace.chat_id, safe=""), quote(entry_id, safe="")
+        url = f"/api/chats/{chat}/entries/{named}?version={latest.version}"
     return {
         "entry_id": entry_id,
         "kind": entry.kind,
@@ -173,7 +178,26 @@ def _entry(chats: Chats, workspace: Workspace, entry_id: str) -> dict[str, Any]:
         "style": entry.style,
         "sources": [s.model_dump(mode="json") for s in latest.sources],
         "geojson": geojson,
+        **({"geojson_url": url} if url else {}),
     }
+
+
+def entry_geojson(
+    chats: Chats, chat_id: str, entry_id: str, version: int | None = None
+) -> bytes | None:
+    """An entry version's stored GeoJSON (the latest by default), or None if there is none.
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
+    entry = chats.open(chat_id).entries.get(entry_id)
+    if entry is None:
+        return None
+    wanted = entry.latest.version if version is None else version
+    for written in entry.versions:
+        if written.version == wanted:
+            return chats.read_blob(chat_id, written.blob)
+    return None
 
 
 def _result(chats: Chats, chat_id: str, record: AnalysisRecorded) -> Any:

@@ -39,7 +39,9 @@ export class LiveMap {
   }
 
   /** Add or replace an entry's data; visible says whether its layers show. */
-  async setEntry({ entry_id, kind, label, geojson, visible = true, style = null }) {
+  async setEntry({ entry_id, kind, label, geojson, geojson_url, visible = true, style = null }) {
+    // A large entry comes by reference: the stream and the reload carry its URL, not its data.
+    if (!geojson && geojson_url) geojson = await this.fetchGeojson(geojson_url);
     if (!geojson || geojson.type !== "FeatureCollection") return;
     await this.loaded;
     const id = `entry-${entry_id}`;
@@ -51,6 +53,13 @@ export class LiveMap {
     }
     this.entries.set(entry_id, { kind, label, count: geojson.features.length });
     this.setDisplay(entry_id, visible, style);
+  }
+
+  /** An entry's GeoJSON by reference (same origin, like every API call); null if it cannot be had. */
+  async fetchGeojson(url) {
+    if (typeof url !== "string" || !url.startsWith("/api/chats/")) return null;
+    const response = await fetch(url);
+    return response.ok ? response.json() : null;
   }
 
   /** Show or hide an entry, with an optional style (colour, opacity, width, radius). */

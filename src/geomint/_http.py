@@ -37,11 +37,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC
 from typing import Any, Final, Literal
-from urllib.parse import quote, quote_plus, unquote_plus
+from urllib.parse import quote, quote_plus, unquote_plus, urlsplit
 
 import httpcore
 import httpx
 
+from geomint import audit
 from geomint.errors import ModelFacingError, UsageError
 
 __all__ = [
@@ -73,6 +74,8 @@ FetchErrorCode = Literal[
     "malformed",
 ]
 Method = Literal["GET", "POST"]
+#: The codes that are a refusal of what was asked, rather than a failure of the server.
+_REFUSALS: Final = frozenset({"scheme", "address", "vetoed", "too_large", "redirects"})
 
 IPAddress = ipaddress.IPv4Address | ipaddress.IPv6Address
 
@@ -747,6 +750,8 @@ class _Fetch:
         problem = redact(problem, self.out.secrets)
         reason = None if redirected else problem
         message = f"{verb} {where}: {problem}"
+        if code in _REFUSALS:  # the host, never the path or query (they may hold secrets)
+            audit.record("url_refused", code=code, host=urlsplit(at).hostname or "")
         return FetchError(code, self.shown(self.url), message, reason, **details)
 
     def timed_out(self) -> FetchError:

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import orjson
 
-from geomint import confine
+from geomint import audit, confine
 from geomint.intake._decoded import EXPANSION
 from geomint.intake._parse import gc_paused
 from geomint.intake.errors import IntakeError
@@ -284,6 +284,12 @@ def _descriptor(source: bytes | Path) -> int:
 def _answer(reply: bytes | str, name: str, memory_mb: int, timeout_s: float) -> tuple[
     dict[str, Any], IntakeReport
 ]:  # fmt: skip
+    if reply in ("timeout", "died"):
+        audit.record(
+            "child_killed",
+            by="intake",
+            limit="time" if reply == "timeout" else "memory, CPU or a crash",
+        )
     if reply == "timeout":
         raise IntakeError(
             [

@@ -473,11 +473,13 @@ class Sandbox:
             level = self._ensure_started()
             return self._run_in_child(level, payload, entries, retry=False)
         except confine.CallTimeoutError:
+            audit.record("child_killed", by="sandbox", limit="time", seconds=self.timeout_s)
             return CodeError(
                 type="Timeout",
                 message=f"the code ran longer than {self.timeout_s:g} s and was stopped",
             )
         except confine.ChildDiedError as exc:
+            audit.record("child_killed", by="sandbox", limit="memory, CPU or a crash")
             return CodeError(
                 type="WorkerDied",
                 message="the process running the code died "
@@ -489,6 +491,7 @@ class Sandbox:
                 f"a sandbox child could not confine itself: {exc}"
             ) from exc
         except OverflowError as exc:
+            audit.record("child_killed", by="sandbox", limit="reply size")
             return CodeError(
                 type="ResultTooLarge", message=f"{exc}; return a summary or fewer features"
             )

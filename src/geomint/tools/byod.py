@@ -16,6 +16,7 @@ from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from geomint import audit
 from geomint.intake import IntakeError
 from geomint.intake import aload as intake_aload
 from geomint.provenance import LICENCE_NOT_STATED, Provenance
@@ -230,6 +231,7 @@ async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, An
             data, label=name, max_bytes=limit, timeout_s=ctx.settings.fetch_timeout_s
         )
     except IntakeError as exc:
+        audit.record("upload_refused", size=len(data), problems=len(exc.problems))
         raise ToolError(f"{name} could not be loaded: {'; '.join(exc.problems[:5])}") from None
     written = await ctx.write_entry(
         kind="byod",

@@ -14,6 +14,8 @@ guarded, unreachable or harmless, and why; a library upgrade that adds one fails
 from __future__ import annotations
 
 import ast
+import json
+import subprocess
 import sys
 import types
 from collections.abc import Iterator
@@ -24,8 +26,9 @@ import pytest
 from tests.sandbox.code_paths import CALL_SITES, REACHABLE_OUTSIDE, STATUSES
 
 from geomint.sandbox import _policy as policy
-from geomint.sandbox import _runtime
+from geomint.sandbox import _worker
 
+_ROOT = Path(__file__).resolve().parents[2]
 _RUNS_TEXT = frozenset({"eval", "exec", "compile", "__import__"})
 _WORDS = ("eval(", "exec(", "compile(", "__import__(", "import_module(", "getattr(",
           "attrgetter(", "methodcaller(", "format_map(", "vformat(")  # fmt: skip
@@ -46,9 +49,25 @@ def _passes_gate1(attribute: str, base: str) -> bool:
 
 
 @cache
-def _reachable() -> dict[str, types.ModuleType]:
-    """Modules a body can import or reach through public attributes, by name."""
-    _runtime.load_libraries()
+def _reachable() -> dict[str, str | None]:
+    """Modules a body can import or reach through public attributes: name -> source file.
+
+    Walked in a fresh interpreter prepared as the sandbox's worker is, so what this test
+    process happened to import first (intake loads pyogrio, which geopandas then holds as
+    an attribute) neither adds to the walk nor hides from it.
+    """
+    code = "from tests.sandbox.test_code_paths import print_reachable; print_reachable()"
+    done = subprocess.run(
+        [sys.executable, "-I", "-c", f"import sys; sys.path.insert(0, {str(_ROOT)!r}); {code}"],
+        capture_output=True, text=True, check=True, timeout=120,
+    )  # fmt: skip
+    found: dict[str, str | None] = json.loads(done.stdout.strip().splitlines()[-1])
+    return found
+
+
+def print_reachable() -> None:
+    """Prepare this interpreter as the worker does, then print what a body can reach."""
+    _worker.prepare({})
     stack = [
         module
         for name, module in list(sys.modules.items())
@@ -64,7 +83,7 @@ def _reachable() -> dict[str, types.ModuleType]:
         for attribute, value in list(vars(module).items()):
             if isinstance(value, types.ModuleType) and _passes_gate1(attribute, base):
                 stack.append(value)
-    return seen
+    print(json.dumps({name: getattr(m, "__file__", None) for name, m in seen.items()}))
 
 
 def _kind(call: ast.Call, parameters: frozenset[str]) -> str | None:
@@ -109,8 +128,7 @@ def _sites_in(tree: ast.AST, module: str) -> Iterator[str]:
 @cache
 def _call_sites() -> frozenset[str]:
     sites: set[str] = set()
-    for name, module in _reachable().items():
-        path = getattr(module, "__file__", None)
+    for name, path in _reachable().items():
         if not path or not path.endswith(".py"):
             continue  # compiled: its calls are reviewed through the Python that wraps it
         source = Path(path).read_text(encoding="utf-8")

@@ -175,6 +175,8 @@ DENIED_ATTRIBUTES: Final = MappingProxyType(
                 "tarfile", "zipfile", "gzip", "bz2", "lzma", "pwd", "grp", "atexit",
                 "encodings", "pa", "pyarrow", "certifi", "posixpath", "genericpath",
                 "locale", "dis",
+                # GDAL's readers, which geopandas holds once anything has loaded them
+                "pyogrio", "fiona",
             ),
             "it is a module with file, process or interpreter access, which code here "
             "does not have; the data arrives as arguments",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -91,3 +93,21 @@ def test_one_childs_threads_do_not_starve_another_child() -> None:
     assert result.ok, result.error
     assert result.value >= CHILD_ID_BASE
     assert held and held[0] is not None and int(held[0]) >= 50  # type: ignore[call-overload]
+
+
+def test_a_dead_templates_directory_is_swept_by_the_next_one() -> None:
+    # A host killed with SIGKILL cannot remove its template's directory; the next one does.
+    dead = subprocess.Popen(["/bin/true"])  # a pid that is surely gone once it is waited for
+    dead.wait()
+    stale = Path(tempfile.gettempdir()) / f"geomint-confine-{dead.pid}-stale"
+    (stale / "child").mkdir(parents=True)
+    (stale / "child" / "left.txt").write_text("x")
+    alive = Path(tempfile.gettempdir()) / f"geomint-confine-{os.getpid()}-alive"
+    alive.mkdir()
+    try:
+        with Sandbox(mode="restricted") as sandbox:
+            assert sandbox.run("return 1").ok
+        assert not stale.exists()
+        assert alive.exists(), "a live process's directory was swept"
+    finally:
+        alive.rmdir()

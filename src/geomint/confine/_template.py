@@ -51,6 +51,10 @@ __all__ = ["main"]
 _SPAWN: Final = {b"Si": "isolated", b"Sr": "restricted"}
 
 
+#: A template's own directory is this prefix, its pid and a random part.
+_BASE_PREFIX: Final = "geomint-confine-"
+
+
 def _serve(sock: socket.socket, handler: Any, state: Any, config: ConfineConfig) -> None:
     try:
         report = confine(sock.fileno(), config)
@@ -146,6 +150,32 @@ def _discard(path: str) -> None:
             os._exit(0)
 
 
+def _sweep_stale_bases() -> None:
+    """Delete the directories of templates that died without removing them.
+
+    A template's directory is ``geomint-confine-<pid>-...`` in the temporary folder; its
+    host removes it on close, but a host killed with SIGKILL cannot. Only directories of
+    this uid whose template is gone are deleted (what a dead template leaves is empty or
+    nearly: the children's scratch was a tmpfs of their own).
+    """
+    folder = tempfile.gettempdir()
+    with contextlib.suppress(OSError), os.scandir(folder) as entries:
+        for entry in entries:
+            parts = entry.name.split("-")
+            if len(parts) < 4 or not entry.name.startswith(_BASE_PREFIX):
+                continue
+            try:
+                pid = int(parts[2])
+                owner = entry.stat(follow_symlinks=False).st_uid
+                if not entry.is_dir(follow_symlinks=False) or owner != os.getuid():
+                    continue
+                os.kill(pid, 0)
+            except ProcessLookupError:
+                _remove_tree(entry.path)  # its template is gone; what is left is small
+            except (ValueError, OSError):
+                continue
+
+
 def _restricted(config: ConfineConfig, base: str) -> ConfineConfig:
     """The same limits with a fresh scratch directory of its own (no mount namespace)."""
     return replace(config, scratch_dir=tempfile.mkdtemp(dir=base))
@@ -161,7 +191,8 @@ def main(argv: list[str]) -> int:
     ctrl = socket.socket(fileno=int(argv[1]))
     ctrl.set_inheritable(False)
     settings = json.loads(argv[3])
-    host_base = tempfile.mkdtemp(prefix="geomint-confine-")
+    _sweep_stale_bases()
+    host_base = tempfile.mkdtemp(prefix=f"{_BASE_PREFIX}{os.getpid()}-")
     os.chmod(host_base, 0o711)  # noqa: S103 - children (uids of their own) reach their own subdirectory only
     read_paths = tuple(settings.get("read_paths") or default_read_paths())
     oom = prefer_as_oom_victim()

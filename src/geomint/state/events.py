@@ -313,10 +313,11 @@ class ApprovalAsked(_Body):
     tool: str
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
     #: The effects asked for (``code_entry``, ...); empty for the whole call, and in
-    #: chats written before approvals were by effect.
-    effects: tuple[str, ...] = ()
+    #: chats written before approvals were by effect. Left out when empty, so an event
+    #: without them is stored, and exported, as an earlier geomint wrote it.
+    effects: tuple[str, ...] = Field(default=(), exclude_if=lambda v: not v)
     #: What the effect would do (a layer's label and size, a re-run's code), when known.
-    about: dict[str, JsonValue] = Field(default_factory=dict)
+    about: dict[str, JsonValue] = Field(default_factory=dict, exclude_if=lambda v: not v)
 
 
 class ApprovalGiven(_Body):

@@ -19,7 +19,7 @@ why the others are harmless, is ``tests/sandbox/code_paths.py``.
 from __future__ import annotations
 
 import functools
-import re
+import tokenize
 import traceback
 import typing
 from collections.abc import Callable
@@ -38,8 +38,6 @@ enabled: bool = True
 #: ends the call, as a static one does, so code cannot probe one path after another.
 refusals: list[tuple[str, int]] = []
 
-_BACKTICKED: Final = re.compile(r"`[^`]*`")
-_LOCAL: Final = re.compile(r"@(?=\s*[A-Za-z_])")
 _QUERY_INSTEAD: Final = (
     "filter with boolean indexing, as in `df[df['a'] > 1]`, or keep the expression to "
     "column names, numbers, comparisons and public methods"
@@ -118,6 +116,16 @@ def _guard_pandas_expressions() -> None:
 
 def _as_python(text: str) -> str:
     """Pandas' expression syntax as Python Gate 1 can read: ```a b``` and ``@name`` become
-    plain names (what they resolve to is the body's own, already checked)."""
-    text = _BACKTICKED.sub(lambda m: f"column_{abs(hash(m.group()))}", text)
-    return _LOCAL.sub("", text)
+    plain names (what they resolve to is the body's own, already checked).
+
+    The text is tokenized by pandas' own tokenizer, the one it evaluates with: a regex
+    once read a backtick inside one string literal to a backtick inside the next as a
+    column name, and hid the attribute walk between them from the check.
+    """
+    from pandas.core.computation import parsing  # type: ignore[attr-defined]  # noqa: PLC0415 - not in pandas-stubs
+
+    try:
+        tokens = [(kind, value) for kind, value in parsing.tokenize_string(text) if value != "@"]
+    except (tokenize.TokenError, SyntaxError, ValueError) as exc:
+        _refuse(GateRefused(f"the pandas expression does not read as Python: {exc}"))
+    return tokenize.untokenize(tokens)

@@ -415,6 +415,19 @@ return {'reached': str(real_os), 'outcomes': {
     'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
     'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
 """, allowed=HIDDEN),
+    # From the second red team: a regex read a backtick in one string literal to a
+    # backtick in the next as a column name, hiding the walk between them from the check.
+    _p(name="df_eval_backticks_in_strings", family="string to code", recover=False,
+       reaches="module 'os'", body="""
+df = pd.DataFrame({'a': [1, 2]})
+t = (1,)
+subs = df.eval("['`', @t.__class__.__mro__[1].__subclasses__(), '`']", engine='python')[1]
+wrap = [c for c in subs if c.__name__ == '_wrap_close'][0]
+real_os = df.eval("['`', @wrap.__init__.__globals__, '`']", engine='python')[1]['sys'].modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
+    'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
+""", allowed=HIDDEN),
     _p(name="private_import_eval_type", family="string to code", recover=False,
        allowed=HIDDEN, reaches="module 'os'", body="""
 import typing

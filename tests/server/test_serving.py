@@ -290,3 +290,39 @@ def test_x_forwarded_for_is_believed_only_from_a_named_proxy(in_process: Sandbox
     behind_proxy = create_app(agent, limiter=TurnLimiter(per_minute=1, burst=4))
     with _guarded(behind_proxy, forwarded_allow_ips=["127.0.0.1"]) as port:
         assert _new_chats(port, "proxied") == [200] * 8  # the proxy's clients, each
+
+
+def _big_app(size: int) -> Any:
+    """An ASGI app that answers every request with ``size`` bytes."""
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"x" * size})
+
+    return app
+
+
+def test_an_answer_the_client_does_not_read_is_cut_off_and_a_reader_is_not() -> None:
+    """From the second red team: connections that asked for a large file and never read
+    it were answered, so never waiting, and held their descriptors until the attacker
+    let go; 1,900 of them starved a client with the token."""
+    audit.reset()
+    with _guarded(_big_app(8_000_000), write_timeout_s=0.5) as port:
+        stalled = socket.socket()
+        stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        stalled.connect(("127.0.0.1", port))
+        stalled.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        reader = socket.create_connection(("127.0.0.1", port))
+        reader.sendall(b"GET /big HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        reader.settimeout(10)
+        got = 0
+        while chunk := reader.recv(1 << 20):
+            got += len(chunk)
+        assert got > 8_000_000  # read at once, however long: never cut
+        _until(lambda: audit.counts()["slow_connection_closed"] >= 1, 5)
+        assert audit.counts()["slow_connection_closed"] == 1
+        assert _closed_within(stalled, 2.0)  # what was buffered, then the end
+        for connection in (stalled, reader):
+            connection.close()

@@ -15,7 +15,12 @@ in after the answer was sent) and:
   one client holding many cannot starve another, even from the same address.
 
 A connection whose request the app is answering (a streamed answer, a run waiting for
-an approval) is not waiting, however long it takes.
+an approval) is not waiting, however long it takes, unless the client stops reading
+it: an answer whose bytes back up (the transport pauses writing) waits too, and must
+drain within :data:`WRITE_TIMEOUT_S` (a client reading under some 5 KB/s is cut off).
+Without that, connections that ask for a large file and never read it held their
+descriptors for as long as they liked. Timed-out and shed connections are aborted, not
+closed, so a full write buffer cannot keep their socket open.
 
 The client address the rate limits count is the socket peer: uvicorn's default trusts
 ``X-Forwarded-For`` from 127.0.0.1, which lets any local client pick its own address.
@@ -34,11 +39,13 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from geomint import audit
 
-__all__ = ["HEADER_TIMEOUT_S", "MAX_WAITING", "uvicorn_options"]
+__all__ = ["HEADER_TIMEOUT_S", "MAX_WAITING", "WRITE_TIMEOUT_S", "uvicorn_options"]
 
 #: Seconds a connection may wait without the app answering a request of it: to send its
 #: request's headers, or idle between requests.
 HEADER_TIMEOUT_S: Final = 5.0
+#: Seconds an answer may stay backed up (the client not reading) before it is cut off.
+WRITE_TIMEOUT_S: Final = 10.0
 #: Waiting connections kept at most (fewer when the open-file limit is low): beyond it the
 #: oldest is closed.
 MAX_WAITING: Final = 1000
@@ -51,6 +58,7 @@ def uvicorn_options(
     forwarded_allow_ips: Iterable[str] = (),
     header_timeout_s: float = HEADER_TIMEOUT_S,
     max_waiting: int | None = None,
+    write_timeout_s: float = WRITE_TIMEOUT_S,
 ) -> dict[str, Any]:
     """The keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` beyond app, host, port.
 
@@ -62,12 +70,14 @@ def uvicorn_options(
         max_waiting: How many may wait at once; by default :data:`MAX_WAITING`, or a
             quarter of the open-file limit when that is lower, so that the waiting
             connections can never take the descriptors that answering needs.
+        write_timeout_s: How long an answer may stay backed up by a client not reading.
     """
     proxies = list(forwarded_allow_ips)
     fitting, backlog = _within_open_file_limit()
     guard = _Guard(
         header_timeout_s=header_timeout_s,
         max_waiting=max_waiting if max_waiting is not None else fitting,
+        write_timeout_s=write_timeout_s,
     )
 
     class _GuardedProtocol(_GuardedH11Protocol):
@@ -100,8 +110,11 @@ def _within_open_file_limit() -> tuple[int, int]:
 class _Guard:
     """The connections of one server that are waiting, oldest first."""
 
-    def __init__(self, *, header_timeout_s: float, max_waiting: int) -> None:
+    def __init__(
+        self, *, header_timeout_s: float, max_waiting: int, write_timeout_s: float
+    ) -> None:
         self.header_timeout_s = header_timeout_s
+        self.write_timeout_s = write_timeout_s
         self.max_waiting = max_waiting
         # A dict keeps insertion order: the first key is the connection waiting longest.
         self.waiting: dict[_GuardedH11Protocol, None] = {}
@@ -113,6 +126,7 @@ class _GuardedH11Protocol(H11Protocol):
     _guard: _Guard
     _deadline: asyncio.TimerHandle | None = None
     _heard: bool = False  # bytes arrived since this connection started waiting
+    _stalled: bool = False  # the client stopped reading the answer (writing is paused)
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
@@ -134,10 +148,22 @@ class _GuardedH11Protocol(H11Protocol):
         super().on_response_complete()
         self._track()
 
+    def pause_writing(self) -> None:
+        super().pause_writing()
+        self._stalled = True
+        self._stop_waiting()  # a fresh deadline: the answer's, not the request's
+        self._track()
+
+    def resume_writing(self) -> None:
+        super().resume_writing()
+        self._stalled = False
+        self._stop_waiting()
+        self._track()
+
     def _is_waiting(self) -> bool:
         if self.transport.is_closing() or self.conn.our_state is h11.ERROR:
             return False
-        return self.cycle is None or self.cycle.response_complete
+        return self._stalled or self.cycle is None or self.cycle.response_complete
 
     def _track(self) -> None:
         if not self._is_waiting():
@@ -149,7 +175,8 @@ class _GuardedH11Protocol(H11Protocol):
         guard = self._guard
         guard.waiting[self] = None
         self._heard = False
-        self._deadline = self.loop.call_later(guard.header_timeout_s, self._too_slow)
+        timeout = guard.write_timeout_s if self._stalled else guard.header_timeout_s
+        self._deadline = self.loop.call_later(timeout, self._too_slow)
         while len(guard.waiting) > guard.max_waiting:
             oldest = next(iter(guard.waiting))
             oldest._close("connection_shed", waiting=len(guard.waiting), limit=guard.max_waiting)
@@ -162,7 +189,9 @@ class _GuardedH11Protocol(H11Protocol):
 
     def _too_slow(self) -> None:
         self._deadline = None
-        if self._heard:
+        if self._stalled:
+            self._close("slow_connection_closed", reading_for_s=self._guard.write_timeout_s)
+        elif self._heard:
             self._close("slow_connection_closed", after_s=self._guard.header_timeout_s)
         else:  # an idle keep-alive (or a connection never used): ordinary, not an event
             self._close(None)
@@ -171,4 +200,5 @@ class _GuardedH11Protocol(H11Protocol):
         self._stop_waiting()
         if event is not None:
             audit.record(event, client=self.client[0] if self.client else None, **fields)
-        self.transport.close()
+        # Aborted, not closed: close() keeps the socket until its write buffer drains.
+        self.transport.abort()

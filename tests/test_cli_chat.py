@@ -139,9 +139,12 @@ def test_tool_call_is_one_line_and_shows_code_only_when_verbose() -> None:
 
 def test_code_shows_every_invisible_format_character() -> None:
     # Trojan Source: U+2067 made an early return read as part of a docstring.
-    code = 'x = 1\n"""doc \u2067"""\nreturn x\u2069\n"""\ny = "a\u200db"\nreturn y'
+    code = (
+        'x = 1\n"""doc \u2067"""\nreturn x\u2069\n"""\ny = "a\u200db"  # c\rz = 2\n\u3164 = 3\r\n'
+    )
     loud = text_of(render_tool_call("analyse_data", {"code": code}, verbose=True), width=120)
     assert "⟨U+2067⟩" in loud and "⟨U+2069⟩" in loud and "⟨U+200D⟩" in loud
+    assert "⟨U+000D⟩" in loud and "⟨U+3164⟩" in loud  # the CR of the last line ends it
     assert not any(unicodedata.category(c) == "Cf" for c in loud)
 
 

@@ -14,7 +14,9 @@ from tests.agent.scripted import Script, run
 
 from geomint.agent import ApprovalRequest, MapAgent
 from geomint.agent.demo import seed_demo_chat
-from geomint.state import ApprovalAsked
+from geomint.providers.base import Found, Providers
+from geomint.providers.offline import OfflineProvider
+from geomint.state import ApprovalAsked, ViewChanged
 
 UNION = (
     "parks = gpd.GeoDataFrame.from_features(geometries['features'])\n"
@@ -62,12 +64,15 @@ def test_a_refused_layer_is_not_reached_through_another_tool(
     chat_id = run(seed_demo_chat(agent, "sidestep"))
     result = run(agent.run("Union the parks", chat_id=chat_id, approve=_asker(False, asked)))
     assert [(r.tool, r.effects) for r in asked] == [
-        ("process_data", ("code_entry", "runs_code")),
+        ("process_data", ("code_entry", "display", "runs_code")),
         ("analyse_data", ("code_entry", "runs_code")),
     ]
     assert _geometries(agent, chat_id) == ["geometries-1"]  # nothing was added
     refusal = result.tool_calls[1]["result"]["error"]
-    assert refusal.startswith("analyse_data needs a person's approval to ")
+    assert refusal.startswith(
+        "analyse_data needs a person's approval, because it adds a layer computed by "
+        "model-written code to the map and runs model-written Python in the sandbox,"
+    )
     assert refusal.endswith("and was refused: not on my map")
     assert [m["effect"] for m in asked[1].preview["effects"]] == ["code_entry", "runs_code"]
 
@@ -102,3 +107,63 @@ def test_a_tool_named_that_declares_no_effects_is_asked_before_each_call(
     assert result.tool_calls[0]["result"]["error"] == (
         "recall_state needs a person's approval and was refused: not on my map"
     )
+
+
+def test_fit_on_map_asks_for_display(make_agent: Callable[..., MapAgent]) -> None:
+    # From the second red team: with display refused for fly_to, process_data's
+    # fit_on_map moved the camera unasked.
+    asked: list[ApprovalRequest] = []
+    fit = "return {'fit_on_map': [10.0, 50.0, 11.0, 51.0]}"
+    process = ("process_data", {"geometries_entry_ids": ["geometries-1"], "code": fit})
+    agent = make_agent(_script(process), require_approval=["display"])
+    chat_id = run(seed_demo_chat(agent, "fit"))
+    result = run(agent.run("Fit the map", chat_id=chat_id, approve=_asker(False, asked)))
+    assert [(r.tool, r.effects) for r in asked] == [("process_data", ("display",))]
+    assert asked[0].preview["about"] == {"bbox": [10.0, 50.0, 11.0, 51.0]}
+    assert result.tool_calls[0]["ok"] is False
+    assert not [e for e in agent.chats.trace(chat_id) if isinstance(e.body, ViewChanged)]
+
+
+class _SpyGeocoder:
+    """A geocoder that records what it was sent."""
+
+    name = "spy"
+
+    def __init__(self) -> None:
+        self.heard: list[str] = []
+
+    async def locate(self, query: str, **_: Any) -> Found:
+        self.heard.append(query)
+        point = {"type": "Point", "coordinates": [24.94, 60.17]}
+        feature = {"type": "Feature", "geometry": point, "properties": {"name": query}}
+        return Found(
+            data={"type": "FeatureCollection", "features": [feature]},
+            sources=(),
+            provider=self.name,
+            endpoint="spy:locate",
+        )
+
+
+def test_chat_text_reaches_no_provider_before_network_is_approved(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    # From the second red team: set_route geocoded its origin, and a where area was
+    # looked up, before network was asked, and even when it was refused.
+    asked: list[ApprovalRequest] = []
+    spy = _SpyGeocoder()
+    secret = "the patient at 12 Elm St"
+    route = (
+        "set_route",
+        {"origin": {"query": secret}, "destination": {"lon": 24.95, "lat": 60.17}},
+    )
+    where = {"queries": [{"query": secret, "query_as": "place"}]}
+    discover = ("discover_places", {"category": "cafe", "where": where})
+    providers = Providers(geocoder=spy, places=OfflineProvider(), router=OfflineProvider())
+    agent = make_agent(_script(route, discover), require_approval=["network"], providers=providers)
+    run(agent.run("Route from there", chat_id="leak", approve=_asker(False, asked)))
+    assert [(r.tool, r.effects) for r in asked] == [
+        ("set_route", ("network",)),
+        ("discover_places", ("network",)),
+    ]
+    assert asked[0].preview["about"] == {"geocode": secret}
+    assert spy.heard == []

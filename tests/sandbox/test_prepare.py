@@ -201,9 +201,15 @@ REFUSED: list[tuple[str, str, int, str]] = [
         "zero-width-in-name",
         "total\u200b = 1\nreturn total",
         1,
-        "column 6: U+200B ZERO WIDTH SPACE is an invisible format character outside a string",
+        "column 6: U+200B ZERO WIDTH SPACE is invisible, or breaks a line where none is seen",
     ),
     ("zero-width-joiner-code", "x = 1 +\u200d 2\nreturn x", 1, "U+200D ZERO WIDTH JOINER"),
+    # From the second red team: letters that look like nothing, and line breaks a reader
+    # does not see (a lone CR ends a comment for Python, not on screen).
+    ("hangul-filler-name", "\u3164 = 1\nreturn \u3164", 1, "U+3164 HANGUL FILLER"),
+    ("hangul-choseong-filler", "x\u115f = 1\nreturn 2", 1, "U+115F HANGUL CHOSEONG FILLER"),
+    ("cr-in-comment", "x = 1  # note\rreturn 999\nreturn x", 1, "U+000D CARRIAGE RETURN"),
+    ("line-separator", "x = 1  # a\u2028return 2\nreturn x", 1, "U+2028 LINE SEPARATOR"),
 ]
 
 
@@ -227,6 +233,8 @@ def test_there_are_many_refusal_cases() -> None:
 # -- what must pass ------------------------------------------------------------------------
 
 ALLOWED: list[tuple[str, str]] = [
+    ("windows-line-endings", "x = 1\r\nreturn x"),
+    ("hangul-filler-in-string", "return '\u3164 ok'"),
     ("to-csv-no-path", "df = pd.DataFrame({'a': [1]})\nreturn df.to_csv(index=False)"),
     ("to-json-no-path", "df = pd.DataFrame({'a': [1]})\nreturn df.to_json(orient='records')"),
     ("json-codec", "import json\ns = json.dumps({'a': 1})\nreturn json.loads(s)"),

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import math
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -25,6 +24,8 @@ from rich.panel import Panel
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
+
+from geomint.sandbox.prepare import hides_code
 
 __all__ = [
     "format_value",
@@ -296,10 +297,8 @@ def visible_code(code: str) -> str:
     """Code as it may be shown: every invisible format character (a bidirectional control
     such as U+2067, a zero-width joiner) written out as ``⟨U+2067⟩``, so code cannot read
     as something other than what runs (Trojan Source)."""
-    return "".join(
-        f"⟨U+{ord(c):04X}⟩" if unicodedata.category(c) == "Cf" or c in "\u2028\u2029" else c
-        for c in code
-    )
+    shown = code.replace("\r\n", "\n")  # a Windows line ending is a line ending
+    return "".join(f"⟨U+{ord(c):04X}⟩" if hides_code(c) else c for c in shown)
 
 
 def _repr(value: Any) -> str:

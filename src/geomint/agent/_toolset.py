@@ -278,9 +278,9 @@ async def _ask(
         "approval_answered", {"approval_id": approval_id, "approved": False, "reason": reason}
     )
     audit.record("approval_refused", tool=name, effects=",".join(effects) or "the call")
-    needs = f" to {'; '.join(EFFECTS[e] for e in effects)}" if effects else ""
+    because = f", because it {' and '.join(EFFECTS[e] for e in effects)}," if effects else ""
     return EffectRefusedError(
-        f"{name} needs a person's approval{needs} and was refused: {reason}",
+        f"{name} needs a person's approval{because} and was refused: {reason}",
         hint="tell the person what you wanted to do and why; do not retry it unasked, "
         "through this tool or another",
     )

@@ -562,8 +562,9 @@ def create_map_agent(
         require_approval: Effects that need a person's approval wherever they happen
             (``["code_entry"]``: before any code-made layer is added to the map; the
             effects are in :data:`geomint.tools.effects.EFFECTS`), or tool names
-            standing for their effects (``["process_data"]`` is ``runs_code`` and
-            ``code_entry``); a tool that declares no effects is asked before each call.
+            standing for their effects (``["process_data"]`` is ``runs_code``,
+            ``code_entry`` and ``display``); a tool that declares no effects is asked
+            before each call.
         providers: Who answers place, route and traffic questions; the offline provider
             (bundled data, no network) by default.
 

@@ -21,7 +21,7 @@ import tokenize
 import unicodedata
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from geomint.sandbox import _policy as policy
 
@@ -270,17 +270,21 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
     Bidirectional controls reorder what a person sees, inside a string as much as outside
     one (the string can swallow code on screen); they are refused anywhere. Other format
     characters (Unicode category Cf: zero-width spaces, joiners) are invisible, and
-    refused outside string literals only, since joiners are part of legitimate text.
+    refused outside string literals only, since joiners are part of legitimate text. So are
+    characters that look like nothing or like a line break without being one to a reader
+    (:data:`LOOKS_INVISIBLE`: Hangul fillers, which are letters and so make invisible
+    names, the line and paragraph separators, a carriage return not before a newline,
+    which Python reads as the end of a comment).
     """
-    if not any(unicodedata.category(c) == "Cf" for c in set(source)):
+    if not any(hides_code(c) for c in set(source)):
         return []
     inside = _string_spans(source)
     found: list[Violation] = []
     for number, text in enumerate(source.split("\n"), start=1):
         for column, char in enumerate(text, start=1):
-            if unicodedata.category(char) != "Cf":
-                continue
-            code = f"U+{ord(char):04X} {unicodedata.name(char, 'FORMAT CHARACTER')}"
+            if not hides_code(char) or (char == "\r" and column == len(text)):
+                continue  # a CR before the newline is a Windows line ending
+            code = f"U+{ord(char):04X} {unicodedata.name(char, 'CARRIAGE RETURN')}"
             if char in policy.BIDI_CONTROLS:
                 reason = (
                     f"column {column}: {code} is a bidirectional control character, which "
@@ -290,8 +294,8 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
                 rule = "bidi"
             elif not _within(inside, number, column):
                 reason = (
-                    f"column {column}: {code} is an invisible format character outside a "
-                    "string literal; delete it (inside a string it is allowed)"
+                    f"column {column}: {code} is invisible, or breaks a line where none is "
+                    "seen, outside a string literal; delete it (inside a string it is allowed)"
                 )
                 rule = "invisible"
             else:
@@ -300,6 +304,15 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
             if len(found) >= 20:
                 return found
     return found
+
+
+#: Characters that are not format characters (Cf) but hide what code does from a reader.
+LOOKS_INVISIBLE: Final = frozenset("\u115f\u1160\u3164\uffa0\u2028\u2029\r")
+
+
+def hides_code(char: str) -> bool:
+    """Whether ``char`` is one Gate 1 counts as hiding what code does from a reader."""
+    return char in LOOKS_INVISIBLE or unicodedata.category(char) == "Cf"
 
 
 def _string_spans(source: str) -> list[tuple[tuple[int, int], tuple[int, int]]]:

@@ -134,6 +134,8 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
         polygons.append(shapely.geometry.mapping(shapely.box(west, south, east, north)))
         described.append("the bounding box")
     for named in where.queries:
+        # The name is chat text that leaves for the provider: asked before it is sent.
+        await ctx.require("network", {"area": named.query})
         polygon, as_circle = await _query_area(named, providers)
         polygons.append(polygon)
         described.append(

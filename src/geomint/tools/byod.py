@@ -185,6 +185,8 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
         "fetched_entry",
         {"label": arguments.label or str(described), "features": layer.report.feature_count},
     )
+    if not arguments.show and arguments.replace is not None:  # the layer it replaces hides
+        await ctx.require("display", {"hides": arguments.replace})
     written = await ctx.write_entry(
         kind="byod",
         data=layer.data,
@@ -259,7 +261,7 @@ ADD_BYOD_LAYER: Final = ToolEntry(
     ),
     input_schema=AddByodInput,
     execute=_add,  # type: ignore[arg-type]
-    effects=frozenset({"network", "fetched_entry"}),
+    effects=frozenset({"network", "fetched_entry", "display"}),  # display: show=false
     classification_prompt="Load the user's own file, URL or GeoJSON as a map layer.",
     tags=("byod", "data"),
     examples=("add_byod_layer(label='Bus stops', path='helsinki_stops.csv')",),

@@ -360,6 +360,7 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
         if bbox is None:
             notes.append("fit_on_map was ignored: there was nothing with a bbox to fit")
         else:
+            await ctx.require("display", {"bbox": list(bbox)})
             ctx.append([ViewChanged(bbox=bbox)])
             await ctx.emit("view", {"bbox": list(bbox)})
             out["fit_on_map"] = list(bbox)
@@ -403,7 +404,7 @@ def _build_process(scope: BaseModel | None) -> ToolEntry:
         description=description,
         input_schema=_process_schema(kinds),
         execute=_process,
-        effects=frozenset({"runs_code", "code_entry"}),
+        effects=frozenset({"runs_code", "code_entry", "display"}),  # display: fit_on_map
         classification_prompt=(
             "Filter, combine, buffer, union or derive new places or shapes for the map."
         ),

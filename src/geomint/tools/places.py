@@ -71,6 +71,8 @@ async def _resolve_point(ctx: ToolContext, point: Point) -> LonLat:
     if providers is None or providers.geocoder is None:
         raise no_provider("geocoding")
     assert point.query is not None
+    # The query is chat text that leaves for the provider: asked before it is sent.
+    await ctx.require("network", {"geocode": point.query})
     try:
         found = await providers.geocoder.locate(point.query, limit=1)
     except ProviderMiss as miss:

@@ -20,11 +20,12 @@ export function el(tag, attrs = {}, ...children) {
 
 /**
  * Code as it may be shown: every invisible format character (bidirectional controls such
- * as U+2067, zero-width joiners, soft hyphens) written out as ⟨U+2067⟩, so code cannot
- * read as something other than what runs (Trojan Source).
+ * as U+2067, zero-width joiners, soft hyphens), Hangul fillers, line separators and a
+ * carriage return not before a newline, written out as ⟨U+2067⟩, so code cannot read as
+ * something other than what runs (Trojan Source).
  */
 export function visibleCode(text) {
-  return String(text).replace(/[\p{Cf}\u2028\u2029]/gu, (c) =>
+  return String(text).replace(/[\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]|\r(?!\n)/gu, (c) =>
     `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
 }
 

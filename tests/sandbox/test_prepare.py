@@ -210,6 +210,8 @@ REFUSED: list[tuple[str, str, int, str]] = [
     ("hangul-choseong-filler", "x\u115f = 1\nreturn 2", 1, "U+115F HANGUL CHOSEONG FILLER"),
     ("cr-in-comment", "x = 1  # note\rreturn 999\nreturn x", 1, "U+000D CARRIAGE RETURN"),
     ("line-separator", "x = 1  # a\u2028return 2\nreturn x", 1, "U+2028 LINE SEPARATOR"),
+    ("vertical-tab-in-comment", "x = 1  # note\x0breturn 999\nreturn x", 1, "U+000B"),
+    ("next-line-in-comment", "x = 1  # note\x85return 999\nreturn x", 1, "U+0085"),
 ]
 
 

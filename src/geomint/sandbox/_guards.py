@@ -19,6 +19,7 @@ why the others are harmless, is ``tests/sandbox/code_paths.py``.
 from __future__ import annotations
 
 import functools
+import io
 import tokenize
 import traceback
 import typing
@@ -38,6 +39,8 @@ enabled: bool = True
 #: ends the call, as a static one does, so code cannot probe one path after another.
 refusals: list[tuple[str, int]] = []
 
+#: How pandas' preparse renames an ``@name`` local (``pandas.core.computation.scope``).
+_LOCAL_TAG: Final = "__pd_eval_local_"
 _QUERY_INSTEAD: Final = (
     "filter with boolean indexing, as in `df[df['a'] > 1]`, or keep the expression to "
     "column names, numbers, comparisons and public methods"
@@ -99,33 +102,34 @@ def _with_builtins(namespace: Any, builtins_table: dict[str, Any]) -> dict[str, 
 
 
 def _guard_pandas_expressions() -> None:
-    # pd.eval, DataFrame.eval and DataFrame.query all build an Expr from the text, one
-    # per line, before anything of it is evaluated.
+    # pd.eval, DataFrame.eval and DataFrame.query, with either parser, hand their text to
+    # a visitor, which preparses it and gives the result to ast.parse: checking exactly
+    # that source is checking what runs. (Reading the text some other way is how the guard
+    # was passed twice: a regex across string literals, then parser="python", which skips
+    # pandas' preparse, with a quote pandas' backtick splitter reads as never closing.)
     from pandas.core.computation import expr  # noqa: PLC0415 - the worker's import
 
-    original: Callable[..., None] = expr.Expr.__init__
+    original: Callable[..., Any] = expr.BaseExprVisitor.visit
 
     @functools.wraps(original)
-    def _init(self: Any, text: Any, *args: Any, **kwargs: Any) -> None:
-        if enabled and isinstance(text, str):
-            _check(_as_python(text), what="the pandas expression", instead=_QUERY_INSTEAD)
-        original(self, text, *args, **kwargs)
+    def _visit(self: Any, node: Any, **kwargs: Any) -> Any:
+        if enabled and isinstance(node, str):
+            source = _as_python(self.preparser(node))
+            _check(source, what="the pandas expression", instead=_QUERY_INSTEAD)
+        return original(self, node, **kwargs)
 
-    expr.Expr.__init__ = _init  # type: ignore[method-assign,assignment]
+    expr.BaseExprVisitor.visit = _visit  # type: ignore[method-assign]
 
 
-def _as_python(text: str) -> str:
-    """Pandas' expression syntax as Python Gate 1 can read: ```a b``` and ``@name`` become
-    plain names (what they resolve to is the body's own, already checked).
-
-    The text is tokenized by pandas' own tokenizer, the one it evaluates with: a regex
-    once read a backtick inside one string literal to a backtick inside the next as a
-    column name, and hid the attribute walk between them from the check.
-    """
-    from pandas.core.computation import parsing  # type: ignore[attr-defined]  # noqa: PLC0415 - not in pandas-stubs
-
+def _as_python(source: str) -> str:
+    """The source pandas will parse, with its ``@name`` locals (``__pd_eval_local_name``
+    after its preparse) as plain names: what they resolve to is the body's own, already
+    checked. Python's own tokenizer reads it, as ``ast.parse`` then does."""
     try:
-        tokens = [(kind, value) for kind, value in parsing.tokenize_string(text) if value != "@"]
+        tokens = [
+            (kind, f"local_{value[len(_LOCAL_TAG) :]}" if value.startswith(_LOCAL_TAG) else value)
+            for kind, value, *_ in tokenize.generate_tokens(io.StringIO(source).readline)
+        ]
     except (tokenize.TokenError, SyntaxError, ValueError) as exc:
         _refuse(GateRefused(f"the pandas expression does not read as Python: {exc}"))
     return tokenize.untokenize(tokens)

@@ -196,7 +196,7 @@ def _drive(coroutine: Coroutine[Any, Any, Any]) -> Any:
 
 def _error_record(exc: BaseException, source: str, *, result: bool = False) -> dict[str, JsonValue]:
     line = _model_line(exc)
-    lines = source.splitlines()
+    lines = source.split("\n")  # as Python counts lines; splitlines() breaks at more
     code_line = lines[line - 1].strip() if 0 < line <= len(lines) else None
     try:
         message = str(exc)

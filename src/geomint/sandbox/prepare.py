@@ -273,8 +273,9 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
     refused outside string literals only, since joiners are part of legitimate text. So are
     characters that look like nothing or like a line break without being one to a reader
     (:data:`LOOKS_INVISIBLE`: Hangul fillers, which are letters and so make invisible
-    names, the line and paragraph separators, a carriage return not before a newline,
-    which Python reads as the end of a comment).
+    names; what a screen breaks a line at and Python does not, such as the line and
+    paragraph separators, vertical tab and form feed; a carriage return not before a
+    newline, which Python reads as the end of a comment).
     """
     if not any(hides_code(c) for c in set(source)):
         return []
@@ -284,7 +285,7 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
         for column, char in enumerate(text, start=1):
             if not hides_code(char) or (char == "\r" and column == len(text)):
                 continue  # a CR before the newline is a Windows line ending
-            code = f"U+{ord(char):04X} {unicodedata.name(char, 'CARRIAGE RETURN')}"
+            code = f"U+{ord(char):04X} {unicodedata.name(char, _CONTROL_NAMES.get(char, ''))}"
             if char in policy.BIDI_CONTROLS:
                 reason = (
                     f"column {column}: {code} is a bidirectional control character, which "
@@ -307,7 +308,19 @@ def _invisible_characters(source: str, offset: int) -> list[Violation]:
 
 
 #: Characters that are not format characters (Cf) but hide what code does from a reader.
-LOOKS_INVISIBLE: Final = frozenset("\u115f\u1160\u3164\uffa0\u2028\u2029\r")
+LOOKS_INVISIBLE: Final = frozenset(
+    "\u115f\u1160\u3164\uffa0"  # Hangul fillers: letters that show as nothing
+    "\u2028\u2029\u0085\x0b\x0c\x1c\x1d\x1e"  # line breaks to a screen, not to Python
+    "\r"  # a carriage return not before a newline ends a comment for Python, not on screen
+)
+
+
+#: Names of the control characters in LOOKS_INVISIBLE (unicodedata has none for them).
+_CONTROL_NAMES: Final = {
+    "\r": "CARRIAGE RETURN", "\x0b": "LINE TABULATION", "\x0c": "FORM FEED",
+    "\x1c": "FILE SEPARATOR", "\x1d": "GROUP SEPARATOR", "\x1e": "RECORD SEPARATOR",
+    "\x85": "NEXT LINE",
+}  # fmt: skip
 
 
 def hides_code(char: str) -> bool:

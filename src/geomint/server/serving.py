@@ -22,6 +22,12 @@ Without that, connections that ask for a large file and never read it held their
 descriptors for as long as they liked. Timed-out and shed connections are aborted, not
 closed, so a full write buffer cannot keep their socket open.
 
+Clients that do read, slowly (pipelining thousands of small requests and reading just
+above the floor), are answered, not waiting; so the open connections are capped too:
+beyond half the open-file limit, a new connection closes the oldest one that is not
+answering an ``/api`` request (those need the token, and carry chat streams and
+approvals), so whoever arrives is served rather than refused.
+
 The client address the rate limits count is the socket peer: uvicorn's default trusts
 ``X-Forwarded-For`` from 127.0.0.1, which lets any local client pick its own address.
 Proxy headers are read only from the proxies the operator names.
@@ -59,6 +65,7 @@ def uvicorn_options(
     header_timeout_s: float = HEADER_TIMEOUT_S,
     max_waiting: int | None = None,
     write_timeout_s: float = WRITE_TIMEOUT_S,
+    max_open: int | None = None,
 ) -> dict[str, Any]:
     """The keyword arguments for ``uvicorn.run`` / ``uvicorn.Config`` beyond app, host, port.
 
@@ -71,6 +78,8 @@ def uvicorn_options(
             quarter of the open-file limit when that is lower, so that the waiting
             connections can never take the descriptors that answering needs.
         write_timeout_s: How long an answer may stay backed up by a client not reading.
+        max_open: How many connections may be open at once; by default twice
+            ``max_waiting`` (half the open-file limit).
     """
     proxies = list(forwarded_allow_ips)
     fitting, backlog = _within_open_file_limit()
@@ -78,6 +87,7 @@ def uvicorn_options(
         header_timeout_s=header_timeout_s,
         max_waiting=max_waiting if max_waiting is not None else fitting,
         write_timeout_s=write_timeout_s,
+        max_open=max_open if max_open is not None else 2 * fitting,
     )
 
     class _GuardedProtocol(_GuardedH11Protocol):
@@ -111,10 +121,13 @@ class _Guard:
     """The connections of one server that are waiting, oldest first."""
 
     def __init__(
-        self, *, header_timeout_s: float, max_waiting: int, write_timeout_s: float
+        self, *, header_timeout_s: float, max_waiting: int, write_timeout_s: float, max_open: int
     ) -> None:
         self.header_timeout_s = header_timeout_s
         self.write_timeout_s = write_timeout_s
+        self.max_open = max_open
+        #: Every open connection, oldest first.
+        self.open: dict[_GuardedH11Protocol, None] = {}
         self.max_waiting = max_waiting
         # A dict keeps insertion order: the first key is the connection waiting longest.
         self.waiting: dict[_GuardedH11Protocol, None] = {}
@@ -130,11 +143,25 @@ class _GuardedH11Protocol(H11Protocol):
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         super().connection_made(transport)  # type: ignore[arg-type]
+        guard = self._guard
+        guard.open[self] = None
+        if len(guard.open) > guard.max_open:
+            oldest = next((c for c in guard.open if not c._answering_api()), None)
+            if oldest is not None and oldest is not self:
+                oldest._close("connection_shed", open=len(guard.open), limit=guard.max_open)
         self._track()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._stop_waiting()
+        self._guard.open.pop(self, None)
         super().connection_lost(exc)
+
+    def _answering_api(self) -> bool:
+        """Whether an ``/api`` request of this connection is being answered."""
+        cycle = self.cycle
+        if cycle is None or cycle.response_complete:
+            return False
+        return str(cycle.scope.get("path", "")).startswith("/api/")
 
     def data_received(self, data: bytes) -> None:
         self._heard = True
@@ -201,4 +228,5 @@ class _GuardedH11Protocol(H11Protocol):
         if event is not None:
             audit.record(event, client=self.client[0] if self.client else None, **fields)
         # Aborted, not closed: close() keeps the socket until its write buffer drains.
+        self._guard.open.pop(self, None)
         self.transport.abort()

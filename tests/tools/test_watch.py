@@ -147,6 +147,13 @@ async def test_monitor_analysis_with_no_monitors_says_how_to_start_one(ctx: Tool
     assert caught.value.hint == "start one with analyse_data(monitor=true) or create_tracker"
 
 
+#: A monitor that mints the places' convex hull as a layer on every run.
+MINT_HULL = (
+    "mint.layer(shapely.MultiPoint([f['geometry']['coordinates'] for f in "
+    "places['features']]).convex_hull, 'hull')\nreturn len(places['features'])"
+)
+
+
 async def test_a_rerun_never_cascades(make_ctx: MakeCtx) -> None:
     heard: list[str] = []
 
@@ -156,11 +163,7 @@ async def test_a_rerun_never_cascades(make_ctx: MakeCtx) -> None:
 
     ctx = make_ctx(after_entry_written=after)
     await seed(ctx, "places", cafes())
-    minting = (
-        "mint.layer(shapely.MultiPoint([f['geometry']['coordinates'] for f in "
-        "places['features']]).convex_hull, 'hull')\nreturn len(places['features'])"
-    )
-    await monitor(ctx, "hull", minting)
+    await monitor(ctx, "hull", MINT_HULL)
     assert heard == ["places-1@1", "geometries-1@1"]
 
     await seed(ctx, "places", _more_cafes(), entry_id="places-1")
@@ -183,11 +186,7 @@ async def test_a_rerun_asks_for_the_layer_it_would_add(make_ctx: MakeCtx) -> Non
 
     ctx = make_ctx(authorize=authorize)
     await seed(ctx, "places", cafes())
-    minting = (
-        "mint.layer(shapely.MultiPoint([f['geometry']['coordinates'] for f in "
-        "places['features']]).convex_hull, 'hull')\nreturn len(places['features'])"
-    )
-    await monitor(ctx, "hull", minting)
+    await monitor(ctx, "hull", MINT_HULL)
     await seed(ctx, "places", _more_cafes(), entry_id="places-1")
     assert asked == [
         ("runs_code", False), ("code_entry", False), ("runs_code", True), ("code_entry", True)

@@ -41,7 +41,7 @@ async def _events(*events: AgentEvent) -> AsyncIterator[AgentEvent]:
 
 def _parts(*events: AgentEvent) -> list[dict[str, Any]]:
     async def collect() -> list[bytes]:
-        return [line async for line in encode_sse(ui_chunks(_events(*events), "c 1"))]
+        return [line async for line in encode_sse(ui_chunks(_events(*events)), "c 1")]
 
     lines = run(collect())
     assert all(len(line) <= MAX_PART_BYTES + 1_000 for line in lines)

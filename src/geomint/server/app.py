@@ -298,7 +298,7 @@ def create_app(
         _not_busy(chat_id)
         events = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
         return StreamingResponse(
-            encode_sse(ui_chunks(events, chat_id)), media_type="text/event-stream", headers=HEADERS
+            encode_sse(ui_chunks(events), chat_id), media_type="text/event-stream", headers=HEADERS
         )
 
     @app.post("/api/chats/{chat_id}/approvals/{approval_id}")

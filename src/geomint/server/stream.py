@@ -15,7 +15,6 @@ from collections.abc import AsyncIterator
 from typing import Any, Final
 from urllib.parse import quote
 
-import orjson
 from pydantic_ai.ui.vercel_ai.response_types import (
     BaseChunk,
     DataChunk,
@@ -54,13 +53,8 @@ _DATA_KINDS: Final = frozenset(
 )  # fmt: skip
 
 
-async def ui_chunks(
-    events: AsyncIterator[AgentEvent], chat_id: str = ""
-) -> AsyncIterator[BaseChunk]:
-    """Translate a run's events into UI-message stream chunks.
-
-    ``chat_id`` names the chat in the URLs of parts sent by reference.
-    """
+async def ui_chunks(events: AsyncIterator[AgentEvent]) -> AsyncIterator[BaseChunk]:
+    """Translate a run's events into UI-message stream chunks."""
     text_id: str | None = None
     yield StartChunk(message_id="m-" + secrets.token_urlsafe(9))
     async for event in events:
@@ -95,53 +89,55 @@ async def ui_chunks(
         elif event.type == "done":
             yield DataChunk(type="data-done", data=data)
         elif event.type in _DATA_KINDS:
-            part = _bounded(event.type, data, chat_id)
-            yield DataChunk(type=f"data-{event.type.replace('_', '-')}", data=part)
+            yield DataChunk(type=f"data-{event.type.replace('_', '-')}", data=data)
     if text_id is not None:
         yield TextEndChunk(id=text_id)
     yield FinishChunk()
 
 
-def _bounded(kind: str, data: dict[str, Any], chat_id: str) -> dict[str, Any]:
-    """``data`` as it may be sent: itself, or by reference when over MAX_PART_BYTES."""
-    size = _json_size(data)
-    if size <= MAX_PART_BYTES:
-        return data
+def _by_reference(kind: str, data: dict[str, Any], chat_id: str, size: int) -> dict[str, Any]:
+    """What a part of ``size`` bytes, over MAX_PART_BYTES, is sent as instead of ``data``."""
     base = f"/api/chats/{quote(chat_id, safe='')}"
-    if kind == "entry" and "entry_id" in data:
+    if kind == "data-entry" and "entry_id" in data:
         entry, version = quote(str(data["entry_id"]), safe=""), data.get("version")
         return {
             **{k: v for k, v in data.items() if k != "geojson"},
             "geojson_url": f"{base}/entries/{entry}?version={version}",
             "bytes": size,
         }
-    if kind == "analysis" and "analysis_id" in data:
+    if kind == "data-analysis" and "analysis_id" in data:
+        analysis = quote(str(data["analysis_id"]), safe="")
         slim = {k: v for k, v in data.items() if k not in ("result", "code")}
-        if _json_size(slim) <= MAX_PART_BYTES:
-            analysis = quote(str(data["analysis_id"]), safe="")
-            return {**slim, "result_url": f"{base}/analyses/{analysis}", "bytes": size}
+        return {**slim, "result_url": f"{base}/analyses/{analysis}", "bytes": size}
     return {"withheld": True, "bytes": size, "limit": MAX_PART_BYTES}
 
 
-def _json_size(data: Any) -> int:
-    try:
-        return len(orjson.dumps(data, default=str))
-    except TypeError:  # integers past 64 bits, keys that are not strings
-        return len(json.dumps(data, default=str).encode())
-
-
-async def encode_sse(chunks: AsyncIterator[BaseChunk]) -> AsyncIterator[bytes]:
+async def encode_sse(chunks: AsyncIterator[BaseChunk], chat_id: str = "") -> AsyncIterator[bytes]:
     """Server-sent events: one ``data:`` line per chunk, then ``[DONE]``.
 
-    Text that is not valid Unicode (a lone surrogate from a model or a file) is replaced,
-    not allowed to end the stream halfway with no ``[DONE]``.
+    A ``data-*`` part whose line is over :data:`MAX_PART_BYTES` is sent by reference
+    instead (``chat_id`` names the chat in its URL); it is measured as it is encoded, so
+    no part is serialised twice unless it is too large. Text that is not valid Unicode
+    (a lone surrogate from a model or a file) is replaced, not allowed to end the stream
+    halfway with no ``[DONE]``.
     """
     async for chunk in chunks:
-        try:
-            line = f"data: {chunk.encode(_SDK_VERSION)}\n\n".encode()
-        except (UnicodeEncodeError, PydanticSerializationError):
-            data = chunk.model_dump(mode="python", by_alias=True, exclude_none=True)
-            text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
-            line = f"data: {text}\n\n".encode("utf-8", "replace")
+        line = _line(chunk)
+        if isinstance(chunk, DataChunk) and len(line) > MAX_PART_BYTES:
+            data = chunk.data if isinstance(chunk.data, dict) else {}
+            slim = _by_reference(chunk.type, data, chat_id, len(line))
+            line = _line(DataChunk(type=chunk.type, data=slim))
+            if len(line) > MAX_PART_BYTES:  # even without its bulk (a huge label, say)
+                withheld = {"withheld": True, "bytes": len(line), "limit": MAX_PART_BYTES}
+                line = _line(DataChunk(type=chunk.type, data=withheld))
         yield line
     yield b"data: [DONE]\n\n"
+
+
+def _line(chunk: BaseChunk) -> bytes:
+    try:
+        return f"data: {chunk.encode(_SDK_VERSION)}\n\n".encode()
+    except (UnicodeEncodeError, PydanticSerializationError):
+        data = chunk.model_dump(mode="python", by_alias=True, exclude_none=True)
+        text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
+        return f"data: {text}\n\n".encode("utf-8", "replace")

@@ -20,14 +20,13 @@ from geomint.errors import (
 )
 
 if TYPE_CHECKING:
-    from geomint.agent import AgentEvent, MapAgent, RunResult, create_map_agent
+    from geomint.agent import MapAgent, RunResult, create_map_agent
     from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolEntry
 
 _LAZY = {
     "create_map_agent": "geomint.agent",
     "MapAgent": "geomint.agent",
     "RunResult": "geomint.agent",
-    "AgentEvent": "geomint.agent",
     "DEFAULT_TOOLS": "geomint.tools",
     "ToolEntry": "geomint.tools",
     "ToolBuilder": "geomint.tools",
@@ -35,7 +34,6 @@ _LAZY = {
 
 __all__ = [
     "DEFAULT_TOOLS",
-    "AgentEvent",
     "GeomintError",
     "MapAgent",
     "ModelFacingError",

@@ -1,19 +1,19 @@
-"""create_map_agent, the per-turn classifier and scopes, the tool loop, and its events."""
+"""create_map_agent, the per-turn classifier and scopes, and the tool loop.
+
+A run streams typed parts (:mod:`geomint.ui.parts`); they are projected from the events it
+stores, so a chat read back (:func:`geomint.ui.chat_parts`) shows the same.
+"""
 
 from __future__ import annotations
 
-from geomint.agent._toolset import approval_preview
 from geomint.agent.classifier import Classification, classify
-from geomint.agent.events import AgentEvent
 from geomint.agent.map_agent import ApprovalRequest, MapAgent, RunResult, create_map_agent
 
 __all__ = [
-    "AgentEvent",
     "ApprovalRequest",
     "Classification",
     "MapAgent",
     "RunResult",
-    "approval_preview",
     "classify",
     "create_map_agent",
 ]

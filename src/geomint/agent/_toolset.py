@@ -2,12 +2,14 @@
 
 - Arguments are validated against the entry's own schema here, so a bad call comes back as
   a structured error the model can read (``{"error", "hint"}``), never an exception.
-- Every result is cut to a size budget for the model; the full data rides along as the
-  return's metadata for the UI.
+- Every call, and how it ended, is appended to the chat's log (``ToolCalled``, then
+  ``ToolReturned`` or ``ToolFailed``): the person is shown them from there. The result is
+  cut to a size budget for the model once, here.
 - After two failures of the same tool with the same arguments, the result tells the
   model to stop calling it and explain; a third identical call is not run at all.
-- Calls that change the chat run one at a time (entry ids and the ledger are handed out
-  in order), while the model may still ask for several in one step.
+- Each call gets a context of its own. Calls that change the chat run one at a time
+  (entry ids and the ledger are handed out in order); calls that only read it
+  (``ToolEntry.changes_chat`` false) run beside them.
 - Approvals guard effects (:mod:`geomint.tools.effects`): an effect the application
   requires approval for is asked for where it happens (``ToolContext.require``), whichever
   tool or monitor re-run reaches it. The first ask in a call covers every required effect
@@ -20,6 +22,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import secrets
@@ -28,17 +31,25 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from pydantic import BaseModel, ValidationError
-from pydantic_ai import RunContext, Tool, ToolReturn
+from pydantic_ai import RunContext, Tool
 
 from geomint import audit
-from geomint.agent.events import MapEvent
 from geomint.errors import ModelFacingError, UsageError
-from geomint.state import ApprovalAsked, ApprovalGiven, ApprovalRefused, Entry, ToolFailed
+from geomint.state import (
+    ApprovalAsked,
+    ApprovalGiven,
+    ApprovalRefused,
+    EventBody,
+    ToolCalled,
+    ToolFailed,
+    ToolReturned,
+)
 from geomint.tools import ToolBuilder, ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.effects import EFFECTS, Effect, EffectRefusedError, effects_of
 from geomint.tools.registry import ToolSpec
 from geomint.tools.results import plain_json
+from geomint.ui import approval_preview
 
 __all__ = [
     "STOP_MESSAGE",
@@ -127,16 +138,24 @@ def _entry(spec: ToolSpec) -> ToolEntry:
 
 @dataclass
 class TurnTools:
-    """Bookkeeping shared by every tool call of one run."""
+    """Bookkeeping shared by every tool call of one run.
+
+    Attributes:
+        context: The run's context; each call gets its own copy (:meth:`ToolContext.for_call`).
+        budget: The size budget of a result the model reads.
+        before_call: Called before a call is recorded (the answer's text so far is kept
+            first, so the log has text and tool calls in the order they came).
+        lock: Held by calls that change the chat, one at a time; reads run beside them.
+    """
 
     context: ToolContext
     budget: int
     on_tool_execute: Callable[[str, dict[str, Any], dict[str, Any]], Any] | None = None
     approve: Approve | None = None
     policy: ApprovalPolicy = field(default_factory=ApprovalPolicy)
+    before_call: Callable[[], None] | None = None
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    calls: list[dict[str, Any]] = field(default_factory=list)
 
 
 def build_tools(
@@ -159,39 +178,37 @@ def build_tools(
 
 def _runner(
     name: str, entry: ToolEntry, turn: TurnTools, scope: Any
-) -> Callable[..., Awaitable[ToolReturn]]:
-    async def run(run_ctx: RunContext[Any], **arguments: Any) -> ToolReturn:
+) -> Callable[..., Awaitable[str]]:
+    scope_data = scope.model_dump() if isinstance(scope, BaseModel) else scope
+
+    async def run(run_ctx: RunContext[Any], **arguments: Any) -> str:
+        call_id = run_ctx.tool_call_id or f"call-{secrets.token_urlsafe(6)}"
+        ctx = turn.context.for_call(scope=scope_data, call_id=call_id)
+        if turn.before_call is not None:
+            turn.before_call()
+        safe = plain_json(arguments)
+        ctx.append([ToolCalled(call_id=call_id, tool=name, arguments=safe)])
         key = (name, json.dumps(arguments, sort_keys=True, default=str))
         if turn.failures.get(key, 0) >= _MAX_FAILURES:
-            model = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}
-            return _finish(turn, name, arguments, model, None, failed=True)
-
-        async def emit(kind: str, payload: dict[str, Any]) -> None:
-            await run_ctx.emit(MapEvent(kind=kind, payload=payload))
-
-        async with turn.lock:
-            ctx = turn.context
-            ctx.emit = emit
-            ctx.scope = scope.model_dump() if isinstance(scope, BaseModel) else scope
-            guard = _EffectGuard(turn, name, entry, arguments)
+            model: dict[str, Any] = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}
+            return _finish(turn, ctx, name, arguments, model, failed=True)
+        lock = turn.lock if entry.changes_chat else contextlib.nullcontext()
+        async with lock:
+            guard = _EffectGuard(turn, ctx, name, entry, arguments)
             ctx.authorize = guard.authorize
-            try:
-                refusal = None
-                if entry.requires_approval or name in turn.policy.tools:
-                    refusal = await _ask(turn, name, arguments, ())
-                    guard.approved |= entry.effects
-                if refusal is not None:
-                    model, ui, failed = refusal.as_result(), None, True
-                else:
-                    model, ui, failed = await _execute(name, entry, arguments, ctx)
-            finally:
-                ctx.authorize = None
+            refusal = None
+            if entry.requires_approval or name in turn.policy.tools:
+                refusal = await _ask(turn, ctx, name, arguments, ())
+                guard.approved |= entry.effects
+            if refusal is not None:
+                model, failed = refusal.as_result(), True
+            else:
+                model, failed = await _execute(name, entry, arguments, ctx)
         if failed:
             turn.failures[key] = turn.failures.get(key, 0) + 1
-            _record_failure(turn.context, name, arguments, model)
             if turn.failures[key] >= _MAX_FAILURES:
                 model = {**model, "stop": STOP_MESSAGE.format(tool=name)}
-        return _finish(turn, name, arguments, cut_to_budget(model, turn.budget), ui, failed=failed)
+        return _finish(turn, ctx, name, arguments, cut_to_budget(model, turn.budget), failed=failed)
 
     return run
 
@@ -201,6 +218,7 @@ class _EffectGuard:
     """One call's ``ToolContext.authorize``: asks for required effects where they happen."""
 
     turn: TurnTools
+    ctx: ToolContext
     name: str
     entry: ToolEntry
     arguments: dict[str, Any]
@@ -210,12 +228,14 @@ class _EffectGuard:
         required = self.turn.policy.effects
         if effect not in required:
             return
-        rerun = self.turn.context.rerunning
+        rerun = self.ctx.rerunning
         if effect in self.approved and not rerun:
             return
         # A re-run is its own effect: what the call was approved for does not cover it.
         wanted = (effect,) if rerun else tuple(sorted({effect} | (self.entry.effects & required)))
-        refusal = await _ask(self.turn, self.name, self.arguments, wanted, about, rerun=rerun)
+        refusal = await _ask(
+            self.turn, self.ctx, self.name, self.arguments, wanted, about, rerun=rerun
+        )
         if refusal is not None:
             raise refusal
         if not rerun:
@@ -224,6 +244,7 @@ class _EffectGuard:
 
 async def _ask(
     turn: TurnTools,
+    ctx: ToolContext,
     name: str,
     arguments: dict[str, Any],
     effects: tuple[Effect, ...],
@@ -232,7 +253,6 @@ async def _ask(
     rerun: bool = False,
 ) -> EffectRefusedError | None:
     """Ask for approval; return the refusal the model reads, or None to go ahead."""
-    ctx = turn.context
     # Unguessable: whoever can name a waiting approval can answer it.
     approval_id = f"{ctx.run_id}-{secrets.token_urlsafe(9)}"
     safe = plain_json(arguments)
@@ -254,10 +274,6 @@ async def _ask(
             )
         ]
     )
-    await ctx.emit(
-        "approval",
-        {"approval_id": approval_id, "tool": name, "args": safe, "preview": request.preview},
-    )
     if turn.approve is None:
         approved, reason = False, "no one can approve tool calls in this session"
     else:
@@ -271,12 +287,8 @@ async def _ask(
             approved, reason = False, f"the approval could not be asked ({type(exc).__name__})"
     if approved:
         ctx.append([ApprovalGiven(approval_id=approval_id)])
-        await ctx.emit("approval_answered", {"approval_id": approval_id, "approved": True})
         return None
     ctx.append([ApprovalRefused(approval_id=approval_id, reason=reason[:1_000])])
-    await ctx.emit(
-        "approval_answered", {"approval_id": approval_id, "approved": False, "reason": reason}
-    )
     audit.record("approval_refused", tool=name, effects=",".join(effects) or "the call")
     because = f", because it {' and '.join(EFFECTS[e] for e in effects)}," if effects else ""
     return EffectRefusedError(
@@ -286,54 +298,9 @@ async def _ask(
     )
 
 
-def approval_preview(
-    name: str,
-    args: Mapping[str, Any],
-    entries: Mapping[str, Entry],
-    *,
-    effects: Iterable[str] = (),
-    about: Mapping[str, Any] | None = None,
-) -> dict[str, Any]:
-    """What a call would do, as far as it can be known before it runs.
-
-    For a code tool: the code, the entries it would read (with their labels), and what it
-    would add to the map (a new entry, or a new version of the one it replaces). Any other
-    tool shows its arguments only. ``entries`` are the chat's, for the labels. The
-    ``effects`` asked for come each with what it means; ``about`` is what the effect would
-    do (``{"label", "features"}`` of a layer, ``rerun`` for a monitor's re-run).
-    """
-    out: dict[str, Any] = {}
-    shown = [{"effect": e, "means": EFFECTS[e]} for e in effects if e in EFFECTS]  # type: ignore[index]
-    if shown:
-        out["effects"] = shown
-    if about:
-        out["about"] = dict(about)
-    code = args.get("code")
-    if isinstance(code, str):
-        out["code"] = code
-    reads = [
-        {"entry_id": e, "label": entries[e].latest.label}
-        for key, ids in args.items()
-        if key.endswith("_entry_ids") and isinstance(ids, list)
-        for e in ids
-        if isinstance(e, str) and e in entries
-    ]
-    if reads:
-        out["reads"] = reads
-    if name == "process_data":
-        replaces = args.get("replace")
-        label = args.get("label")
-        out["adds"] = (
-            f"a new version of {replaces}"
-            if isinstance(replaces, str)
-            else f"new map layers{f' labelled {label!r}' if isinstance(label, str) else ''}"
-        )
-    return out
-
-
 async def _execute(
     name: str, entry: ToolEntry, arguments: dict[str, Any], ctx: ToolContext
-) -> tuple[dict[str, Any], dict[str, Any] | None, bool]:
+) -> tuple[dict[str, Any], bool]:
     try:
         parsed = entry.input_schema.model_validate(arguments)
     except ValidationError as exc:
@@ -345,15 +312,14 @@ async def _execute(
                 "error": f"invalid arguments for {name}: {problems}"[:2_000],
                 "hint": "fix the arguments to match the tool's schema and call it again",
             },
-            None,
             True,
         )
     try:
         result = await entry.execute(parsed, ctx)
     except ToolError as exc:
-        return exc.as_result(), None, True
+        return exc.as_result(), True
     except ModelFacingError as exc:
-        return {"error": str(exc)}, None, True
+        return {"error": str(exc)}, True
     except Exception as exc:
         _log.exception("tool %s failed", name)
         return (
@@ -361,40 +327,43 @@ async def _execute(
                 "error": f"{name} failed unexpectedly ({type(exc).__name__}: {str(exc)[:300]})",
                 "hint": "this is a fault in the tool, not in your call; try another way",
             },
-            None,
             True,
         )
     if isinstance(result, ToolResult):
-        return result.model, result.ui, result.failed
+        return result.model, result.failed
     if isinstance(result, dict):
-        return result, None, "error" in result
-    return {"result": result}, None, False
-
-
-def _record_failure(ctx: ToolContext, name: str, arguments: dict[str, Any], model: Any) -> None:
-    try:
-        safe = plain_json(arguments)
-        ctx.append(
-            [ToolFailed(tool=name, error=str(model.get("error", ""))[:2_000], arguments=safe)]
-        )
-    except Exception:
-        _log.exception("could not record the failure of %s", name)
+        return result, "error" in result
+    return {"result": result}, False
 
 
 def _finish(
     turn: TurnTools,
+    ctx: ToolContext,
     name: str,
     arguments: dict[str, Any],
-    model: Any,
-    ui: dict[str, Any] | None,
+    model: dict[str, Any],
     *,
     failed: bool,
-) -> ToolReturn:
-    turn.calls.append({"name": name, "args": arguments, "ok": not failed, "result": model})
+) -> str:
+    """Keep how the call ended (the person is shown it from the log) and return what the
+    model reads."""
+    call_id = ctx.call_id or ""
+    try:
+        result = plain_json(model)
+        if failed:
+            error = str(model.get("error", ""))[:2_000]
+            safe = plain_json(arguments)
+            ended: EventBody = ToolFailed(
+                tool=name, error=error, arguments=safe, call_id=call_id, result=result
+            )
+        else:
+            ended = ToolReturned(call_id=call_id, tool=name, result=result)
+        ctx.append([ended])
+    except Exception:
+        _log.exception("could not record how %s ended", name)
     if turn.on_tool_execute is not None:
         try:
             turn.on_tool_execute(name, arguments, model)
         except Exception:
             _log.exception("on_tool_execute raised")
-    text = json.dumps(model, ensure_ascii=False, separators=(",", ":"), default=str)
-    return ToolReturn(return_value=text, metadata={"ok": not failed, "ui": ui, "model": model})
+    return json.dumps(model, ensure_ascii=False, separators=(",", ":"), default=str)

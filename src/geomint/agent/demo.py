@@ -9,14 +9,25 @@ OpenStreetMap licence and the extract's date on every entry.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
-from geomint.agent.events import AgentEvent
 from geomint.agent.map_agent import MapAgent
 from geomint.models.demo import DEMO_PROMPTS
 from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.state import FetchMade
+from geomint.ui import (
+    ChartPart,
+    EntryPart,
+    FigurePart,
+    MonitorRanPart,
+    Part,
+    RunEndedPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 __all__ = ["DEMO_PROMPTS", "seed_demo_chat"]
 
@@ -55,42 +66,46 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
     return chat_id
 
 
-def transcript(prompt: str, events: list[AgentEvent]) -> dict[str, Any]:
+def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:
     """One prompt's run as JSON: tools called, entries written, figures, charts, errors."""
-    tools = [
-        {"name": e.data.get("name"), "ok": e.data.get("ok"), "args": _args(e.data)}
-        for e in events
-        if e.type == "tool_result"
-    ]
-    calls = {e.data.get("id"): e.data.get("args") for e in events if e.type == "tool_call"}
-    for row, event in zip(tools, [e for e in events if e.type == "tool_result"], strict=True):
-        row["args"] = calls.get(event.data.get("id"), row["args"])
-        if not event.data.get("ok"):
-            result = event.data.get("result") or {}
-            row["error"] = result.get("error") if isinstance(result, dict) else str(result)
-    done = next((e for e in events if e.type == "done"), None)
+    calls = {p.call_id: p for p in parts if isinstance(p, ToolCallPart)}
+    tools: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, ToolResultPart):
+            call = calls.get(part.call_id)
+            row: dict[str, Any] = {
+                "name": part.tool,
+                "ok": part.ok,
+                "args": call.args if call is not None else {},
+            }
+            if not part.ok:
+                row["error"] = part.error
+            tools.append(row)
+    ended = next((p for p in parts if isinstance(p, RunEndedPart)), None)
     return {
         "prompt": prompt,
         "tools": tools,
         "entries": [
             {
-                "entry_id": e.data["entry_id"],
-                "kind": e.data["kind"],
-                "version": e.data["version"],
-                "label": e.data["label"],
-                "features": len(e.data["geojson"].get("features", [])),
+                "entry_id": p.entry_id,
+                "kind": p.kind,
+                "version": p.version,
+                "label": p.label,
+                "features": p.features,
             }
-            for e in events
-            if e.type == "entry"
+            for p in parts
+            if isinstance(p, EntryPart)
         ],
-        "figures": [f for e in events if e.type == "figure" for f in e.data.get("figures", [])],
-        "charts": [e.data.get("config") for e in events if e.type == "chart"],
-        "monitors": [e.data for e in events if e.type == "monitor_ran"],
-        "errors": [e.data.get("message") for e in events if e.type == "error"],
-        "text": done.data.get("text") if done else "",
-        "steps": done.data.get("steps") if done else 0,
+        "figures": [
+            f.model_dump(mode="json") for p in parts if isinstance(p, FigurePart) for f in p.figures
+        ],
+        "charts": [p.config for p in parts if isinstance(p, ChartPart)],
+        "monitors": [
+            p.model_dump(mode="json", exclude={"seq", "run_id", "at", "type"})
+            for p in parts
+            if isinstance(p, MonitorRanPart)
+        ],
+        "errors": [ended.error] if ended is not None and ended.error else [],
+        "text": "".join(p.delta for p in parts if isinstance(p, TextDeltaPart)),
+        "steps": ended.steps if ended is not None else 0,
     }
-
-
-def _args(data: dict[str, Any]) -> Any:
-    return data.get("args")

@@ -3,30 +3,29 @@ log, put together.
 
 One turn: the question is saved, the classifier picks the tools and scopes, the tool loop
 runs (pydantic-ai underneath) until the model answers or ``max_steps`` model steps are
-used, and the answer is saved, whether the run finished, failed or was stopped. Every
-tool call's full data streams to the caller as :class:`AgentEvent` s; the model reads
-handles and digests.
+used, and the answer is kept block by block, whether the run finished, failed or was
+stopped. What the run shows streams to the caller as typed parts (:mod:`geomint.ui`),
+projected from what it stored; the model reads handles and digests.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import secrets
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, Literal
 
+from pydantic import JsonValue
 from pydantic_ai import (
     Agent,
-    AgentRunResultEvent,
-    FunctionToolCallEvent,
-    FunctionToolResultEvent,
+    AgentStreamEvent,
     PartDeltaEvent,
     PartStartEvent,
+    RunContext,
     UsageLimitExceeded,
     UsageLimits,
 )
@@ -49,13 +48,12 @@ from geomint.agent._toolset import (
     build_tools,
 )
 from geomint.agent.classifier import Classification, classify
-from geomint.agent.events import AgentEvent, MapEvent
 from geomint.errors import UsageError
 from geomint.models import ModelSpec, describe_model, resolve_model
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
-from geomint.state import MessageAdded
-from geomint.store import Chats, NoSuchChatError, open_store
+from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
+from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
     DEFAULT_TOOLS,
     EntryCache,
@@ -71,6 +69,21 @@ from geomint.tools import (
 )
 from geomint.tools.byod import upload_layer
 from geomint.tools.results import plain_json
+from geomint.ui import (
+    ChartPart,
+    ClassifiedPart,
+    EntryPart,
+    FigureCard,
+    FigurePart,
+    Part,
+    ProgressPart,
+    Projector,
+    RunEndedPart,
+    RunStartedPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 __all__ = ["ApprovalRequest", "MapAgent", "RunResult", "create_map_agent"]
 
@@ -83,13 +96,13 @@ _SANDBOX_KEYS: Final = frozenset(
 
 @dataclass
 class RunResult:
-    """What one turn produced.
+    """What one turn produced, folded from its parts.
 
     Attributes:
         chat_id: The chat.
         run_id: This turn.
         text: The answer as the model wrote it (possibly partial when ``stopped``).
-        tool_calls: Each call: name, args, ok, and the result the model read.
+        tool_calls: Each call: ``name``, ``args``, ``ok``, and the ``result`` the model read.
         entries: Entry ids written this turn.
         figures: Figure cards presented this turn (minted values with their sources).
         charts: Chart configs produced this turn.
@@ -97,7 +110,7 @@ class RunResult:
         classification: What the classifier chose.
         steps: Model steps used (parallel tool calls share one).
         stopped: True when the run ended before the model answered.
-        events: Every event streamed.
+        parts: Every part streamed, in order (:mod:`geomint.ui.parts`).
     """
 
     chat_id: str
@@ -105,36 +118,112 @@ class RunResult:
     text: str = ""
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
     entries: list[str] = field(default_factory=list)
-    figures: list[dict[str, Any]] = field(default_factory=list)
+    figures: list[FigureCard] = field(default_factory=list)
     charts: list[dict[str, Any]] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
     classification: dict[str, Any] | None = None
     steps: int = 0
     stopped: bool = False
-    events: list[AgentEvent] = field(default_factory=list)
+    parts: list[Part] = field(default_factory=list)
 
-    def add(self, event: AgentEvent) -> None:
-        """Fold one streamed event into the result."""
-        self.events.append(event)
-        data = event.data
-        if event.type == "text":
-            self.text += str(data.get("delta", ""))
-        elif event.type == "tool_result":
-            self.tool_calls.append({k: data.get(k) for k in ("name", "args", "ok", "result")})
-        elif event.type == "entry":
-            self.entries.append(str(data["entry_id"]))
-        elif event.type == "figure":
-            self.figures.extend(data.get("figures", []))
-        elif event.type == "chart":
-            self.charts.append(data.get("config", {}))
-        elif event.type == "error":
-            self.errors.append(str(data.get("message", "")))
-        elif event.type == "classified":
-            self.classification = dict(data)
-        elif event.type == "done":
-            self.text = str(data.get("text", self.text))
-            self.steps = int(data.get("steps", 0))
-            self.stopped = bool(data.get("stopped", False))
+    def add(self, part: Part) -> None:
+        """Fold one streamed part into the result."""
+        self.parts.append(part)
+        match part:
+            case TextDeltaPart():
+                self.text += part.delta
+            case ToolCallPart():
+                call = {"name": part.tool, "args": part.args, "ok": None, "result": None}
+                self.tool_calls.append({"call_id": part.call_id, **call})
+            case ToolResultPart():
+                for call in reversed(self.tool_calls):
+                    if call["call_id"] == part.call_id and call["ok"] is None:
+                        call.update(ok=part.ok, result=part.result)
+                        break
+            case EntryPart():
+                self.entries.append(part.entry_id)
+            case FigurePart():
+                self.figures.extend(part.figures)
+            case ChartPart():
+                self.charts.append(dict(part.config))
+            case ClassifiedPart():
+                self.classification = part.model_dump(mode="json", exclude={"type"})
+            case RunEndedPart():
+                self.steps = part.steps or 0
+                self.stopped = part.stopped
+                if part.error:
+                    self.errors.append(part.error)
+
+
+class _RunStream:
+    """One run's parts in the order they happened.
+
+    Durable parts are projected from each append (the tools' and the agent's own);
+    transient ones (text deltas, progress) are put in as they come. The answer's text is
+    kept block by block: a block ends when a tool is called or the run ends, and is then
+    appended as a message, so the log holds text and tool calls in the order they came.
+    """
+
+    def __init__(self, chats: Chats, chat_id: str, run_id: str, start: Workspace) -> None:
+        self.chats, self.chat_id, self.run_id = chats, chat_id, run_id
+        self.queue: asyncio.Queue[Part | None] = asyncio.Queue()
+        self.answer: list[str] = []
+        self._projector = Projector(chats, start)
+        self._block: list[str] = []
+        self._blocks = 0
+
+    def send(self, part: Part | None) -> None:
+        self.queue.put_nowait(part)
+
+    def append(self, bodies: list[EventBody]) -> None:
+        self.on_append(self.chats.append_traced(self.chat_id, self.run_id, bodies))
+
+    def on_append(self, appended: Appended) -> None:
+        for part in self._projector.appended(appended):
+            self.send(part)
+
+    def on_progress(
+        self, tool: str, name: str | None, state: Literal["running", "done"], ms: int | None
+    ) -> None:
+        self.send(ProgressPart(tool=tool, name=name, state=state, ms=ms))
+
+    def delta(self, text: str) -> None:
+        if text:
+            self._block.append(text)
+            self.answer.append(text)
+            self.send(TextDeltaPart(delta=text))
+
+    def flush_text(self) -> None:
+        """Keep the answer's block written so far (a no-op when there is none)."""
+        block = _valid_text("".join(self._block))
+        self._block = []
+        if not block:
+            return
+        self._blocks += 1
+        message = MessageAdded(
+            message_id=f"{self.run_id}-t{self._blocks}",
+            role="assistant",
+            parts=({"kind": "text", "text": block},),
+        )
+        try:
+            self.append([message])
+        except Exception:
+            _log.exception("could not keep the answer's text")
+
+    def end(self, *, steps: int, stopped: bool, error: str | None) -> None:
+        self.flush_text()
+        try:
+            self.append([RunEnded(steps=steps, stopped=stopped, error=error)])
+        except Exception:
+            _log.exception("could not keep how the run ended")
+
+    async def handle(self, _: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
+        """pydantic-ai's event stream handler: the answer's text, as the model writes it."""
+        async for event in events:
+            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+                self.delta(event.part.content)
+            elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+                self.delta(event.delta.content_delta)
 
 
 class MapAgent:
@@ -214,22 +303,26 @@ class MapAgent:
     ) -> RunResult:
         """Answer one message in a chat (created when ``chat_id`` is new or None)."""
         result: RunResult | None = None
-        async for event in self.run_stream(prompt, chat_id=chat_id, approve=approve):
+        async for part in self.run_stream(prompt, chat_id=chat_id, approve=approve):
             if result is None:
-                result = RunResult(chat_id=event.data["chat_id"], run_id=event.data["run_id"])
-            result.add(event)
+                assert isinstance(part, RunStartedPart)
+                result = RunResult(chat_id=part.chat_id, run_id=part.run_id)
+            result.add(part)
         assert result is not None
         return result
 
     async def run_stream(
         self, prompt: str, *, chat_id: str | None = None, approve: Approve | None = None
-    ) -> AsyncIterator[AgentEvent]:
-        """Answer one message, streaming events as they happen (see :mod:`.events`).
+    ) -> AsyncIterator[Part]:
+        """Answer one message, streaming its parts as they happen (:mod:`geomint.ui.parts`).
 
-        The answer is saved when the stream ends, finished or not; closing the stream early
-        stops the run and keeps what was said so far. ``approve`` answers this run's
-        approval requests instead of the agent's own callback (a web app asks the person
-        in the browser that sent the message).
+        The first part is :class:`~geomint.ui.RunStartedPart`, the last a
+        :class:`~geomint.ui.RunEndedPart`. Every part but text deltas, progress, the start
+        and the classification is projected from an event the run stored, and reads back
+        the same (:func:`geomint.ui.chat_parts`). Closing the stream early stops the run
+        and keeps what was said so far. ``approve`` answers this run's approval requests
+        instead of the agent's own callback (a web app asks the person in the browser
+        that sent the message).
         """
         if not isinstance(prompt, str) or not prompt.strip():
             raise UsageError("the message is empty; ask a question")
@@ -238,39 +331,41 @@ class MapAgent:
         run_id = "r-" + secrets.token_urlsafe(9)
         lock = self._chat_locks.setdefault(chat_id, asyncio.Lock())
         async with lock:
-            async for event in self._turn(prompt, chat_id, run_id, approve or self.approve):
-                yield event
+            async for part in self._turn(prompt, chat_id, run_id, approve or self.approve):
+                yield part
 
     async def _turn(
         self, prompt: str, chat_id: str, run_id: str, approve: Approve | None
-    ) -> AsyncIterator[AgentEvent]:
+    ) -> AsyncIterator[Part]:
         history = self._history(chat_id)
-        self.chats.append(
-            chat_id,
-            run_id,
-            [
-                MessageAdded(
-                    message_id=f"{run_id}-q", role="user", parts=({"kind": "text", "text": prompt},)
-                )
-            ],
-        )
-        yield AgentEvent("run_started", {"chat_id": chat_id, "run_id": run_id})
+        run = _RunStream(self.chats, chat_id, run_id, self.chats.open(chat_id))
+        yield RunStartedPart(chat_id=chat_id, run_id=run_id)
+        question: dict[str, JsonValue] = {"kind": "text", "text": prompt}
+        run.append([MessageAdded(message_id=f"{run_id}-q", role="user", parts=(question,))])
+        while not run.queue.empty():
+            part = run.queue.get_nowait()
+            if part is not None:
+                yield part
         classification: Classification | None = None
         if self.classifier:
             classification = await classify(self.model, self.registry, history, prompt)
-            yield AgentEvent("classified", classification.as_dict())
+            chosen = classification.as_dict()
+            yield ClassifiedPart.model_validate(chosen)
             if self.on_classify is not None:
                 try:
-                    self.on_classify(classification.as_dict())
+                    self.on_classify(chosen)
                 except Exception:
                     _log.exception("on_classify raised")
-        context = self.context(chat_id, run_id)
+        context = self.context(
+            chat_id, run_id, on_append=run.on_append, on_progress=run.on_progress
+        )
         turn = TurnTools(
             context=context,
             budget=self.settings.digest_chars,
             on_tool_execute=self.on_tool_execute,
             approve=approve,
             policy=self.approval_policy,
+            before_call=run.flush_text,
         )
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
@@ -279,55 +374,64 @@ class MapAgent:
             tools=build_tools(self.tools_for(classification), turn, scopes),
             name="geomint",
         )
-        text_parts: list[str] = []
-        stopped, steps = True, 0
+        task = asyncio.create_task(self._drive(agent, prompt, history, run))
         try:
-            async with agent.run_stream_events(
+            while (part := await run.queue.get()) is not None:
+                yield part
+            await task
+        finally:
+            if not task.done():
+                # The stream was closed early: stop the run; it keeps what it said.
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+
+    async def _drive(
+        self,
+        agent: Agent[None, str],
+        prompt: str,
+        history: list[tuple[str, str]],
+        run: _RunStream,
+    ) -> None:
+        """Run the tool loop to its end, keeping how it ended; the stream then closes."""
+        try:
+            steps, stopped, error = await self._loop(agent, prompt, history, run)
+            run.end(steps=steps, stopped=stopped, error=error)
+        except asyncio.CancelledError:
+            run.end(steps=0, stopped=True, error=None)
+            raise
+        finally:
+            run.send(None)
+
+    async def _loop(
+        self,
+        agent: Agent[None, str],
+        prompt: str,
+        history: list[tuple[str, str]],
+        run: _RunStream,
+    ) -> tuple[int, bool, str | None]:
+        """``(steps, stopped, error)``: how the tool loop ended."""
+        try:
+            result = await agent.run(
                 prompt,
                 message_history=_model_messages(history),
                 usage_limits=UsageLimits(request_limit=self.max_steps),
-            ) as stream:
-                async for raw in stream:
-                    for event in _translate(raw, text_parts):
-                        yield event
-                    if isinstance(raw, AgentRunResultEvent):
-                        stopped = False
-                        steps = raw.result.usage.requests
-                        final = raw.result.output
-                        if isinstance(final, str) and final and not "".join(text_parts):
-                            text_parts.append(final)
-                            yield AgentEvent("text", {"delta": final})
-        except UsageLimitExceeded:
-            steps = self.max_steps
-            yield AgentEvent(
-                "error",
-                {
-                    "message": (
-                        f"stopped after {self.max_steps} model steps (max_steps) before an answer; "
-                        "ask again to continue, or raise max_steps"
-                    )
-                },
+                event_stream_handler=run.handle,
             )
-        except (asyncio.CancelledError, GeneratorExit):
-            self._save_answer(chat_id, run_id, "".join(text_parts), turn, stopped=True)
-            raise
+        except UsageLimitExceeded:
+            return (
+                self.max_steps,
+                True,
+                f"stopped after {self.max_steps} model steps (max_steps) before an answer; "
+                "ask again to continue, or raise max_steps",
+            )
         except Exception as exc:
             _log.exception("the run failed")
-            yield AgentEvent(
-                "error", {"message": f"the model failed: {type(exc).__name__}: {exc}"[:1000]}
-            )
-        text = "".join(text_parts)
-        self._save_answer(chat_id, run_id, text, turn, stopped=stopped)
-        yield AgentEvent(
-            "done",
-            {
-                "text": text,
-                "steps": steps,
-                "stopped": stopped,
-                "chat_id": chat_id,
-                "run_id": run_id,
-            },
-        )
+            return 0, True, f"the model failed: {type(exc).__name__}: {exc}"[:1000]
+        final = result.output
+        if isinstance(final, str) and final and not run.answer:
+            run.delta(final)
+        return result.usage.requests, False, None
 
     async def upload(self, data: bytes, name: str, *, chat_id: str) -> dict[str, Any]:
         """Add a file the person dropped into the chat as a byod entry (through intake).
@@ -344,13 +448,7 @@ class MapAgent:
         """
         chat_id = self.open_chat(chat_id)
         run_id = "u-" + secrets.token_urlsafe(9)
-        sent: dict[str, Any] = {}
-
-        async def keep(kind: str, payload: dict[str, Any]) -> None:
-            if kind == "entry":
-                sent.update(payload)
-
-        context = self.context(chat_id, run_id, emit=keep)
+        context = self.context(chat_id, run_id)
         async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
             try:
                 added = await upload_layer(context, data, name)
@@ -362,7 +460,7 @@ class MapAgent:
                 run_id,
                 [MessageAdded(message_id=f"{run_id}-q", role="user", parts=(plain_json(part),))],
             )
-        return {**added, "geojson": sent.get("geojson")}
+        return {**added, "geojson": context.entry_data(str(added["entry_id"]))}
 
     # -- the chat ------------------------------------------------------------------------
 
@@ -398,38 +496,23 @@ class MapAgent:
         return chat_id
 
     def _history(self, chat_id: str) -> list[tuple[str, str]]:
-        """The chat's earlier messages as ``(role, text)``, oldest first."""
-        messages: list[tuple[str, str]] = [
-            (str(e.body.role), e.body.text())
-            for e in self.chats.trace(chat_id)
-            if isinstance(e.body, MessageAdded) and e.body.role in ("user", "assistant")
-        ]
+        """The chat's earlier messages as ``(role, text)``, oldest first (an answer kept
+        block by block is one message again)."""
+        messages: list[tuple[str, str]] = []
+        last_run = None
+        for event in self.chats.trace(chat_id):
+            body = event.body
+            if not isinstance(body, MessageAdded) or body.role not in ("user", "assistant"):
+                continue
+            text = body.text()
+            if body.role == "assistant" and messages and last_run == event.run_id:
+                role, before = messages[-1]
+                if role == "assistant":
+                    messages[-1] = (role, f"{before}\n\n{text}" if before else text)
+                    continue
+            messages.append((body.role, text))
+            last_run = event.run_id
         return messages[-_HISTORY_MESSAGES:]
-
-    def _save_answer(
-        self, chat_id: str, run_id: str, text: str, turn: TurnTools, *, stopped: bool
-    ) -> None:
-        parts: list[dict[str, Any]] = [{"kind": "text", "text": text}]
-        for call in turn.calls:
-            parts.append(
-                {
-                    "kind": "tool",
-                    "name": call["name"],
-                    "ok": call["ok"],
-                    "args": plain_json(call["args"]),
-                }
-            )
-        if stopped:
-            parts.append({"kind": "stopped"})
-        # A lone surrogate from the model would make the store refuse the whole answer.
-        safe = json.dumps(parts, ensure_ascii=False, default=str).encode("utf-8", "replace")
-        parts = json.loads(safe)
-        with contextlib.suppress(Exception):
-            self.chats.append(
-                chat_id,
-                run_id,
-                [MessageAdded(message_id=f"{run_id}-a", role="assistant", parts=tuple(parts))],
-            )
 
     def _help(self, tag: str | None) -> list[dict[str, Any]]:
         return help_entries(self.registry, tag)
@@ -472,45 +555,6 @@ def _model_messages(history: list[tuple[str, str]]) -> list[ModelMessage]:
         else:
             messages.append(ModelResponse(parts=[TextPart(content=text)]))
     return messages
-
-
-def _translate(raw: Any, text_parts: list[str]) -> list[AgentEvent]:
-    if isinstance(raw, PartStartEvent) and isinstance(raw.part, TextPart):
-        if raw.part.content:
-            text_parts.append(raw.part.content)
-            return [AgentEvent("text", {"delta": raw.part.content})]
-    elif isinstance(raw, PartDeltaEvent) and isinstance(raw.delta, TextPartDelta):
-        text_parts.append(raw.delta.content_delta)
-        return [AgentEvent("text", {"delta": raw.delta.content_delta})]
-    elif isinstance(raw, FunctionToolCallEvent):
-        return [
-            AgentEvent(
-                "tool_call",
-                {
-                    "id": raw.part.tool_call_id,
-                    "name": raw.part.tool_name,
-                    "args": raw.part.args_as_dict(),
-                },
-            )
-        ]
-    elif isinstance(raw, FunctionToolResultEvent):
-        part = raw.part
-        meta = part.metadata if isinstance(part.metadata, dict) else {}
-        return [
-            AgentEvent(
-                "tool_result",
-                {
-                    "id": part.tool_call_id,
-                    "name": part.tool_name,
-                    "ok": bool(meta.get("ok", True)),
-                    "result": meta.get("model"),
-                    "ui": meta.get("ui"),
-                },
-            )
-        ]
-    elif isinstance(raw, MapEvent):
-        return [AgentEvent(raw.kind, raw.payload)]
-    return []
 
 
 def create_map_agent(

@@ -49,9 +49,13 @@ __all__ = [
     "FigurePresented",
     "LayerMinted",
     "MessageAdded",
+    "MonitorFailed",
     "MonitorSwitched",
     "ObservationRecorded",
+    "RunEnded",
+    "ToolCalled",
     "ToolFailed",
+    "ToolReturned",
     "ValueMinted",
     "ViewChanged",
     "is_chat_id",
@@ -189,6 +193,9 @@ class FetchMissed(_Body):
     provider: str
     request: dict[str, JsonValue] = Field(default_factory=dict)
     reason: str = Field(min_length=1)
+    #: The miss's kind (``not_found``, ``unavailable``, ...). Chats written before it was
+    #: kept have it as the reason's prefix; left out when None, as they stored it.
+    code: str | None = Field(default=None, max_length=64, exclude_if=lambda v: v is None)
 
 
 class AnalysisRecorded(_Body):
@@ -335,13 +342,69 @@ class ApprovalRefused(_Body):
     reason: str = ""
 
 
+class ToolCalled(_Body):
+    """The model called a tool; ``call_id`` pairs it with how it ended.
+
+    Attributes:
+        call_id: The model's id for the call, unique within the run.
+        tool: The tool's name.
+        arguments: The arguments as the model sent them (plain JSON).
+    """
+
+    type: Literal["tool_called"] = "tool_called"
+    call_id: str = Field(min_length=1, max_length=200)
+    tool: str
+    arguments: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ToolReturned(_Body):
+    """A tool call succeeded; ``result`` is what the model read (cut to its budget)."""
+
+    type: Literal["tool_returned"] = "tool_returned"
+    call_id: str = Field(min_length=1, max_length=200)
+    tool: str
+    result: JsonValue = None
+
+
 class ToolFailed(_Body):
-    """A tool call failed; the message is what the model was told."""
+    """A tool call failed; the message is what the model was told.
+
+    Attributes:
+        call_id: The call it ended (None in chats written before calls were kept).
+        result: The whole result the model read (the error, its hint), when kept.
+    """
 
     type: Literal["tool_failed"] = "tool_failed"
     tool: str
     error: str
     arguments: dict[str, JsonValue] = Field(default_factory=dict)
+    call_id: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
+    result: JsonValue = Field(default=None, exclude_if=lambda v: v is None)
+
+
+class MonitorFailed(_Body):
+    """A monitor or tracker could not re-run after a change (it failed, or was skipped)."""
+
+    type: Literal["monitor_failed"] = "monitor_failed"
+    name: str = Field(min_length=1, max_length=100)
+    tracker: bool = False
+    trigger: EntryVersion
+    error: str = Field(min_length=1, max_length=2_000)
+
+
+class RunEnded(_Body):
+    """A run (one user turn) ended: answered, stopped early, or failed.
+
+    Attributes:
+        steps: Model steps it used.
+        stopped: It ended before the model answered (stopped, out of steps, failed).
+        error: Why it ended early, when it did.
+    """
+
+    type: Literal["run_ended"] = "run_ended"
+    steps: int = Field(default=0, ge=0)
+    stopped: bool = False
+    error: str | None = Field(default=None, max_length=2_000)
 
 
 class ChatDeleted(_Body):
@@ -365,6 +428,10 @@ EventBody = Annotated[
     | ApprovalGiven
     | ApprovalRefused
     | ToolFailed
+    | ToolCalled
+    | ToolReturned
+    | MonitorFailed
+    | RunEnded
     | ChatDeleted
     | MonitorSwitched
     | ViewChanged

@@ -19,13 +19,14 @@ from geomint.store.base import (
     StoreError,
     StoreUnavailableError,
 )
-from geomint.store.chats import EXPORT_FORMAT, Chats, ChatSummary, RefusedEventError
+from geomint.store.chats import EXPORT_FORMAT, Appended, Chats, ChatSummary, RefusedEventError
 from geomint.store.memory import MemoryStore
 from geomint.store.sqlite import SQLiteStore, default_path
 
 __all__ = [
     "EXPORT_FORMAT",
     "ChatSummary",
+    "Appended",
     "Chats",
     "ConcurrentAppendError",
     "CorruptStoreError",

@@ -34,7 +34,7 @@ from geomint.state.events import (
 from geomint.state.workspace import CorruptLogError, Workspace, fold
 from geomint.store.base import ConcurrentAppendError, NoSuchChatError, Store, StoreError
 
-__all__ = ["EXPORT_FORMAT", "ChatSummary", "Chats", "RefusedEventError"]
+__all__ = ["EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "RefusedEventError"]
 
 #: Bump when the fold changes what a Workspace holds; old snapshots are then ignored.
 FOLD_VERSION = 1
@@ -146,6 +146,15 @@ class Chats:
             RefusedEventError: An event cannot follow; nothing was appended.
             NoSuchChatError: The chat does not exist.
         """
+        return self.append_traced(chat_id, run_id, bodies).workspace
+
+    def append_traced(self, chat_id: str, run_id: str, bodies: Sequence[EventBody]) -> Appended:
+        """:meth:`append`, returning the stored events too and the state they followed.
+
+        Raises:
+            RefusedEventError: An event cannot follow; nothing was appended.
+            NoSuchChatError: The chat does not exist.
+        """
         for _ in range(_RETRIES):
             workspace = self.open(chat_id)
             checked = workspace
@@ -162,7 +171,9 @@ class Chats:
                 )
             except ConcurrentAppendError:
                 continue
-            return fold(events, workspace)
+            return Appended(
+                before=workspace, events=tuple(events), workspace=fold(events, workspace)
+            )
         raise StoreError(
             f"chat {chat_id!r} kept changing under {_RETRIES} attempts to append; try again"
         )
@@ -292,6 +303,21 @@ class Chats:
     def read_blob(self, chat_id: str, ref: BlobRef) -> bytes:
         """Return the data of an entry version."""
         return self.store.get_blob(chat_id, ref)
+
+
+@dataclass(frozen=True)
+class Appended:
+    """What one append stored.
+
+    Attributes:
+        before: The chat's state the events were checked against.
+        events: The events as stored (with their sequence numbers and times).
+        workspace: The state after them.
+    """
+
+    before: Workspace
+    events: tuple[Event, ...]
+    workspace: Workspace
 
 
 def _provisional(workspace: Workspace, run_id: str, body: EventBody) -> Event:

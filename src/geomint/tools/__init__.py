@@ -2,14 +2,13 @@
 
 A tool is a :class:`ToolEntry` (or a :class:`ToolBuilder` that builds the entry for a
 turn's scope). Its ``execute(input, ctx)`` gets a :class:`ToolContext` (the chat's store
-and state, the sandbox, the channel to the UI) and returns a :class:`ToolResult` or a
+and state, the sandbox, the run's stream) and returns a :class:`ToolResult` or a
 dict, or raises :class:`ToolError` with what the model should hear.
 """
 
 from __future__ import annotations
 
-from geomint.tools._analysis import figure_card
-from geomint.tools.context import EntryCache, ToolContext, ToolSettings, UiEmit
+from geomint.tools.context import EntryCache, ToolContext, ToolSettings
 from geomint.tools.defaults import DEFAULT_TOOLS
 from geomint.tools.registry import ToolBuilder, ToolEntry, ToolSpec, help_entries, resolve_tools
 from geomint.tools.results import ToolError, ToolResult
@@ -25,8 +24,6 @@ __all__ = [
     "ToolResult",
     "ToolSettings",
     "ToolSpec",
-    "UiEmit",
-    "figure_card",
     "help_entries",
     "rerun_watchers",
     "resolve_tools",

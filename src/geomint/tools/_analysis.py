@@ -20,7 +20,7 @@ from typing import Any, Final, Literal
 from geomint.intake import IntakeError
 from geomint.intake import aload as intake_aload
 from geomint.intake import offload as intake_offload
-from geomint.provenance import EntryVersion, Provenance, hash_code, union
+from geomint.provenance import EntryVersion, Provenance, Value, hash_code, union
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import SandboxResult, validate_chart
 from geomint.sandbox.results import ChartError
@@ -40,7 +40,7 @@ __all__ = [
     "INPUT_NAMES",
     "CodeRun",
     "entry_ids_by_kind",
-    "figure_card",
+    "figure_digests",
     "gather_inputs",
     "run_code",
     "sources_of",
@@ -59,7 +59,7 @@ class CodeRun:
     record: AnalysisRecorded
     sandbox: SandboxResult
     value: Any
-    figures: tuple[dict[str, Any], ...] = ()
+    figures: tuple[Value, ...] = ()
     layers: tuple[dict[str, Any], ...] = ()
     error: str | None = None
     hint: str | None = None
@@ -84,10 +84,7 @@ class CodeRun:
             if self.hint:
                 out["hint"] = self.hint
         if self.figures:
-            out["figures"] = [
-                {k: f[k] for k in ("id", "label", "value", "unit") if f.get(k) is not None}
-                for f in self.figures
-            ]
+            out["figures"] = figure_digests(self.figures)
         if self.layers:
             out["layers"] = self.layers
         if self.sandbox.stdout:
@@ -202,10 +199,9 @@ async def run_code(
     inputs, read = gather_inputs(ctx, ids_by_kind)
     inputs.update(extra_inputs or {})
     await ctx.require("runs_code", {"code": code, "reads": [r.entry_id for r in read]})
-    ctx_progress = {"tool": tool, "name": name, "state": "running"}
-    await ctx.emit("progress", ctx_progress)
+    ctx.progress(tool, name, "running")
     result = await ctx.sandbox.arun(code, inputs)
-    await ctx.emit("progress", {**ctx_progress, "state": "done", "ms": round(result.duration_ms)})
+    ctx.progress(tool, name, "done", round(result.duration_ms))
 
     value: Any = result.value
     error = None if result.ok else _error_text(result)
@@ -278,7 +274,7 @@ async def run_code(
                 "feature_count": layer.feature_count,
             }
         )
-    figures: list[dict[str, Any]] = []
+    figures: list[Value] = []
     value_ids: list[str] = []
     for figure in result.figures:
         narrowed = _narrowed(ctx, figure.get("sources"), read, notes)
@@ -297,7 +293,7 @@ async def run_code(
             continue
         events.append(ValueMinted(value=minted_value))
         value_ids.append(minted_value.id)
-        figures.append(figure_card(minted_value))
+        figures.append(minted_value)
     record = _record(
         ctx,
         analysis_id=analysis_id,
@@ -328,27 +324,6 @@ async def run_code(
         hint=hint,
         notes=tuple(notes),
     )
-    await ctx.emit(
-        "analysis",
-        {
-            "analysis_id": analysis_id,
-            "tool": tool,
-            "name": name,
-            "ok": run.ok,
-            "output_format": output_format,
-            "result": value if error is None else None,
-            "error": error,
-            "figures": figures,
-            "layers": layers,
-            "code": code,
-            "inputs": [i.model_dump() for i in read],
-            "trigger": trigger.model_dump() if trigger else None,
-        },
-    )
-    if error is None and output_format == "chart":
-        await ctx.emit("chart", {"analysis_id": analysis_id, "name": name, "config": value})
-    for figure in figures:
-        await ctx.emit("figure_minted", figure)
     return run
 
 
@@ -405,18 +380,12 @@ def _valid_bbox(bbox: list[Any]) -> bool:
     return -180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90
 
 
-def figure_card(value: Any) -> dict[str, Any]:
-    """A minted value as a figure card: the number, its unit and label, and its sources."""
-    return {
-        "id": value.id,
-        "label": value.label,
-        "value": value.value,
-        "unit": value.unit,
-        "licences": list(value.licences),
-        "sources": [s.model_dump(mode="json") for s in value.sources],
-        "minted_by": value.minted_by,
-        "inputs": [i.model_dump() for i in value.inputs],
-    }
+def figure_digests(values: Sequence[Value]) -> list[dict[str, Any]]:
+    """Minted values as the model reads them: id, label, value and unit."""
+    return [
+        {"id": v.id, "label": v.label, "value": v.value, **({"unit": v.unit} if v.unit else {})}
+        for v in values
+    ]
 
 
 def _layer_preview(label: str, data: Mapping[str, Any], code: str) -> dict[str, Any]:

@@ -98,13 +98,10 @@ async def _missed(
                 tool=tool,
                 provider=miss.provider,
                 request=plain_json(request),
-                reason=f"{miss.code}: {miss.reason}"[:2_000],
+                reason=miss.reason[:2_000] or miss.code,
+                code=miss.code[:64],
             )
         ]
-    )
-    await ctx.emit(
-        "miss",
-        {"tool": tool, "provider": miss.provider, "code": miss.code, "reason": miss.reason},
     )
     return ToolResult(
         model={"miss": miss.reason, "code": miss.code, "provider": miss.provider},

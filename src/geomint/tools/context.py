@@ -1,10 +1,12 @@
-"""What a tool works with during one run: the chat's store and state, the sandbox, and the
-channel to the UI.
+"""What a tool works with during one call: the chat's store and state, the sandbox, and
+the run's stream.
 
 A tool never holds state of its own. It reads the chat's :class:`~geomint.state.Workspace`
-(folded from the event log), appends events through :meth:`ToolContext.append`, and sends
-the full data a person should see (a layer's GeoJSON, a chart, a figure card) to the UI
-with :meth:`ToolContext.emit`; the model gets a handle and a digest instead.
+(folded from the event log) and appends events through :meth:`ToolContext.append`. What a
+person is shown is projected from those events (:mod:`geomint.ui`): each append is handed
+to the run's stream, so a tool never sends the UI anything of its own, and a chat read
+back shows what the run showed. Only progress is sent apart (:meth:`ToolContext.progress`),
+and it is not kept. The model gets a handle and a digest.
 """
 
 from __future__ import annotations
@@ -13,31 +15,28 @@ import asyncio
 import json
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import Sandbox
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
-from geomint.store import Chats
+from geomint.store import Appended, Chats
 from geomint.tools._digest import entry_digest
 from geomint.tools.effects import Effect
 
-__all__ = ["EntryCache", "ToolContext", "ToolSettings", "UiEmit"]
+__all__ = ["EntryCache", "OnAppend", "OnProgress", "ToolContext", "ToolSettings"]
 
-#: Sends one event to the UI: a kind (``"entry"``, ``"chart"``, ``"figure"``, ...) and its
-#: JSON data. The agent turns these into stream events; a library caller may ignore them.
-UiEmit = Callable[[str, dict[str, Any]], Awaitable[None]]
 #: ``(effect, preview)``: returns to go ahead, raises EffectRefusedError to refuse.
 Authorize = Callable[[Effect, dict[str, Any]], Awaitable[None]]
-
-
-async def _drop(_: str, __: dict[str, Any]) -> None:
-    return None
+#: Receives each append's stored events (the run's stream projects them into parts).
+OnAppend = Callable[[Appended], None]
+#: ``(tool, name, state, ms)``: code started running (``"running"``) or finished.
+OnProgress = Callable[[str, "str | None", Literal["running", "done"], "int | None"], None]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -111,13 +110,15 @@ class ToolContext:
         run_id: This run (one user turn).
         sandbox: Where model-written code runs.
         settings: Limits and permissions.
-        emit: Sends full data to the UI.
         scope: The scope the classifier chose for the tool being called, if any.
         cache: Decoded entry versions.
         registry_help: What ``help`` lists: the active registry, set by the agent.
         providers: Who answers place, route and traffic questions (None: nobody).
         authorize: Asks for an effect before it happens (set per call by the agent);
             None lets every effect through.
+        on_append: Given every append (the agent's stream projects them for the UI).
+        on_progress: Told when code starts and stops running.
+        call_id: The tool call this context serves (None outside a model's call).
     """
 
     chats: Chats
@@ -125,7 +126,6 @@ class ToolContext:
     run_id: str
     sandbox: Sandbox
     settings: ToolSettings = field(default_factory=ToolSettings)
-    emit: UiEmit = _drop
     scope: Mapping[str, Any] | None = None
     cache: EntryCache = field(default_factory=EntryCache)
     registry_help: Callable[[str | None], list[dict[str, Any]]] | None = None
@@ -135,6 +135,9 @@ class ToolContext:
     rerunning: bool = False
     after_entry_written: Callable[[ToolContext, EntryWritten], Awaitable[None]] | None = None
     authorize: Authorize | None = None
+    on_append: OnAppend | None = None
+    on_progress: OnProgress | None = None
+    call_id: str | None = None
 
     # -- effects -------------------------------------------------------------------------
 
@@ -165,9 +168,27 @@ class ToolContext:
         return self._workspace
 
     def append(self, bodies: Sequence[EventBody]) -> Workspace:
-        """Append events (checked against the chat's state) and return the new state."""
-        self._workspace = self.chats.append(self.chat_id, self.run_id, list(bodies))
+        """Append events (checked against the chat's state) and return the new state.
+
+        The stored events go to the run's stream, which turns them into what the person
+        is shown.
+        """
+        appended = self.chats.append_traced(self.chat_id, self.run_id, list(bodies))
+        self._workspace = appended.workspace
+        if self.on_append is not None:
+            self.on_append(appended)
         return self._workspace
+
+    def progress(
+        self, tool: str, name: str | None, state: Literal["running", "done"], ms: int | None = None
+    ) -> None:
+        """Tell the person code started (``"running"``) or finished running (not kept)."""
+        if self.on_progress is not None:
+            self.on_progress(tool, name, state, ms)
+
+    def for_call(self, **changes: Any) -> ToolContext:
+        """A context of its own for one tool call: the same run, with ``changes``."""
+        return replace(self, **changes)
 
     # -- entries ---------------------------------------------------------------------------
 
@@ -221,7 +242,8 @@ class ToolContext:
         """Store a FeatureCollection as a new entry (or a new version of ``entry_id``).
 
         The blob is stored by content hash, the event appended with the digest the model
-        will read, the full GeoJSON sent to the UI, and monitors watching the entry re-run.
+        will read (the UI is shown the entry from that event, its GeoJSON by reference),
+        and monitors watching the entry re-run.
 
         Args:
             kind: The entry kind (``"places"``, ``"geometries"``, ``"byod"``, ...).
@@ -254,20 +276,6 @@ class ToolContext:
         )
         hidden = [] if show else [EntryDisplayChanged(entry_id=entry_id, visible=False)]
         self.append([body, *hidden, *extra])
-        # The cache is filled from the stored bytes on first read, never with the caller's
-        # dict: a version must not change when the caller later changes its own data.
-        await self.emit(
-            "entry",
-            {
-                "entry_id": entry_id,
-                "kind": kind,
-                "version": version,
-                "label": body.label,
-                "visible": show,
-                "geojson": data,
-                "sources": [s.model_dump(mode="json") for s in body.sources],
-            },
-        )
         if self.after_entry_written is not None and not self.rerunning:
             await self.after_entry_written(self, body)
         return body

@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from geomint.intake import IntakeError
 from geomint.intake import load as intake_load
 from geomint.state import ENTRY_KINDS, MonitorSwitched, ViewChanged
-from geomint.tools._analysis import run_code, sources_of
+from geomint.tools._analysis import figure_digests, run_code, sources_of
 from geomint.tools._kinds import DataScope, code_names_doc, kinds_doc
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolBuilder, ToolEntry
@@ -362,13 +362,9 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
         else:
             await ctx.require("display", {"bbox": list(bbox)})
             ctx.append([ViewChanged(bbox=bbox)])
-            await ctx.emit("view", {"bbox": list(bbox)})
             out["fit_on_map"] = list(bbox)
     if run.figures:
-        out["figures"] = [
-            {k: f[k] for k in ("id", "label", "value", "unit") if f.get(k) is not None}
-            for f in run.figures
-        ]
+        out["figures"] = figure_digests(run.figures)
     if notes or run.notes:
         out["notes"] = [*run.notes, *notes]
     return ToolResult(model=out)
@@ -454,7 +450,6 @@ async def _monitor(arguments: MonitorInput, ctx: ToolContext) -> dict[str, Any]:
             else "start one with analyse_data(monitor=true) or create_tracker",
         )
     ctx.append([MonitorSwitched(name=arguments.name, on=arguments.on)])
-    await ctx.emit("monitor", {"name": arguments.name, "on": arguments.on})
     return {"name": arguments.name, "monitoring": arguments.on}
 
 

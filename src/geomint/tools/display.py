@@ -71,8 +71,6 @@ async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -
     events = [EntryDisplayChanged(entry_id=t, visible=visible, style=style) for t in targets]
     if events:
         ctx.append(events)
-    for target in targets:
-        await ctx.emit("display", {"entry_id": target, "visible": visible, "style": style})
     return {"changed": targets, "visible": visible}
 
 
@@ -111,7 +109,6 @@ async def _fly_to(arguments: FlyToInput, ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(f"center {list(arguments.center)} is not [longitude, latitude]", hint)
     await ctx.require("display", {"center": [lon, lat], "zoom": arguments.zoom})
     ctx.append([ViewChanged(center=(lon, lat), zoom=arguments.zoom)])
-    await ctx.emit("view", {"center": [lon, lat], "zoom": arguments.zoom})
     return {"center": [lon, lat], "zoom": arguments.zoom}
 
 
@@ -169,7 +166,6 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
         raise ToolError(f"bbox {list(box)} is not [west, south, east, north]: {exc}") from None
     await ctx.require("display", {"bbox": list(event.bbox or ())})
     ctx.append([event])
-    await ctx.emit("view", {"bbox": list(event.bbox or ())})
     return {"bbox": list(event.bbox or ())}
 
 

@@ -15,7 +15,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from geomint.errors import ModelFacingError
 from geomint.provenance import Value, check_figure_ids, record_conflict
 from geomint.state import FigurePresented, ObservationRecorded
-from geomint.tools._analysis import figure_card
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
@@ -78,8 +77,6 @@ async def _present(arguments: PresentInput, ctx: ToolContext) -> ToolResult:
     _refuse_typed(arguments.title, values, "title")
     ids = tuple(v.id for v in values)
     ctx.append([FigurePresented(value_ids=ids, title=arguments.title)])
-    cards = [figure_card(v) for v in values]
-    await ctx.emit("figure", {"title": arguments.title, "figures": cards})
     return ToolResult(
         model={
             "presented": list(ids),
@@ -94,7 +91,6 @@ async def _present(arguments: PresentInput, ctx: ToolContext) -> ToolResult:
                 for v in values
             ],
         },
-        ui={"title": arguments.title, "figures": cards},
     )
 
 
@@ -133,8 +129,6 @@ async def _observe(arguments: ObservationInput, ctx: ToolContext) -> dict[str, A
         raise ToolError(str(exc)) from None
     _refuse_typed(arguments.why, (conflict.a, conflict.b), "reason")
     ctx.append([ObservationRecorded(conflict=conflict)])
-    data = conflict.model_dump(mode="json")
-    await ctx.emit("observation", data)
     return {
         "kind": "conflict",
         "a": conflict.a.id,

@@ -62,6 +62,7 @@ def _first_sentence(text: str) -> str:
 
 
 HELP: Final = ToolEntry(
+    changes_chat=False,
     description=(
         "List what this agent can do: each tool with examples and example prompts, "
         "optionally only those with a tag (data, map, recall, figures, byod, monitor)."

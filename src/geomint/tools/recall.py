@@ -13,7 +13,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from geomint.state import Workspace
 from geomint.state.workspace import Entry
-from geomint.tools._analysis import figure_card
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
@@ -70,12 +69,12 @@ def _recall_tool(kind: str, what: str) -> ToolEntry:
                 }
                 for a in ctx.workspace.analyses_of(entry.entry_id)[-20:]
             ],
-            "note": "the full data went to the UI; read it with analyse_data",
+            "note": "this is its digest; read its features with analyse_data",
         }
-        ui = {"entry_id": entry.entry_id, "geojson": ctx.entry_data(entry.entry_id)}
-        return ToolResult(model=detail, ui=ui)
+        return ToolResult(model=detail)
 
     return ToolEntry(
+        changes_chat=False,
         description=(
             f"Recall the {what} this chat has gathered: a list (ids, labels, counts, bbox), "
             "or one entry's digest and sources by id. Reads state; never fetches."
@@ -126,18 +125,20 @@ def state_summary(workspace: Workspace) -> dict[str, Any]:
             for v in workspace.values
         ],
         "view": workspace.view.model_dump(exclude={"type"}) if workspace.view else None,
-        "misses": [{"tool": m.tool, "reason": m.reason} for m in workspace.misses[-5:]],
+        "misses": [
+            {"tool": m.tool, "reason": m.reason, **({"code": m.code} if m.code else {})}
+            for m in workspace.misses[-5:]
+        ],
     }
 
 
 async def _recall_state(_: StateInput, ctx: ToolContext) -> ToolResult:
     workspace = ctx.workspace
-    summary = state_summary(workspace)
-    ui = {"figures": [figure_card(v) for v in workspace.values]}
-    return ToolResult(model=summary, ui=ui)
+    return ToolResult(model=state_summary(workspace))
 
 
 RECALL_STATE: Final = ToolEntry(
+    changes_chat=False,
     description=(
         "Recall everything this chat holds: entries of every kind, analyses (and which are "
         "monitoring), minted figures with their ids, the map view. Reads state; never fetches."

@@ -49,6 +49,8 @@ class ToolEntry:
         requires_approval: A person must approve each call.
         effects: What a call may do (:data:`geomint.tools.effects.EFFECTS`); an
             application requiring approval for an effect is asked where it happens.
+        changes_chat: Whether a call may change the chat (fetch, write, mint). Calls that
+            do run one at a time; calls that only read (recall, help) run beside them.
     """
 
     description: str
@@ -65,6 +67,7 @@ class ToolEntry:
     scope_prompt: str = ""
     requires_approval: bool = False
     effects: frozenset[Effect] = frozenset()
+    changes_chat: bool = True
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.effects) - set(EFFECTS))

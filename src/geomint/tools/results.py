@@ -1,5 +1,6 @@
-"""How a tool answers: a result for the model (a handle and a digest) and, separately, the
-full data for the UI; or a structured error the model can act on.
+"""How a tool answers: a result for the model (a handle and a digest), or a structured
+error the model can act on. What the person is shown comes from the events the tool
+appended (:mod:`geomint.ui`), never from its result.
 
 A tool raises :class:`ToolError` for anything the model should hear about ("no entry
 places-9; the places entries are places-1, places-2"); the agent turns it, and any
@@ -49,12 +50,10 @@ class ToolResult:
     Attributes:
         model: What the model reads: handles (entry ids, value ids) and a digest. Cut to
             the agent's size budget before it is sent.
-        ui: What the UI receives for this call, when it differs from ``model``.
         failed: True when the call did not do what was asked (counted by the
             two-failure rule) although it returned normally, e.g. code that raised.
     """
 
     model: dict[str, Any]
-    ui: dict[str, Any] | None = None
     failed: bool = False
     notes: tuple[str, ...] = field(default=())

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from geomint import geo
 from geomint.provenance import EntryVersion
-from geomint.state import ENTRY_KINDS, AnalysisRecorded, EntryWritten
+from geomint.state import ENTRY_KINDS, AnalysisRecorded, EntryWritten, MonitorFailed
 from geomint.tools._analysis import entry_ids_by_kind, run_code, sources_of, stored_result
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -60,21 +60,22 @@ async def rerun_watchers(ctx: ToolContext, written: EntryWritten) -> None:
                 await _rerun(ctx, recipe, trigger)
             except Exception as exc:  # a monitor's failure is its own, not the write's
                 _logger.warning("monitor %s failed to re-run: %s", recipe.name, exc)
-                await ctx.emit(
-                    "monitor_ran",
-                    {"name": recipe.name, "tracker": recipe.tracker, "ok": False,
-                     "trigger": trigger.model_dump(), "result": None,
-                     "error": f"{type(exc).__name__}: {str(exc)[:300]}"},
-                )  # fmt: skip
+                _failed(ctx, recipe, trigger, f"{type(exc).__name__}: {str(exc)[:300]}")
         for recipe in watching[_RERUNS_PER_WRITE:]:
-            await ctx.emit(
-                "monitor_ran",
-                {"name": recipe.name, "tracker": recipe.tracker, "ok": False,
-                 "trigger": trigger.model_dump(), "result": None,
-                 "error": f"skipped: at most {_RERUNS_PER_WRITE} monitors re-run per change"},
-            )  # fmt: skip
+            _failed(
+                ctx,
+                recipe,
+                trigger,
+                f"skipped: at most {_RERUNS_PER_WRITE} monitors re-run per change",
+            )
     finally:
         ctx.rerunning = False
+
+
+def _failed(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersion, why: str) -> None:
+    """Keep a re-run that failed or was skipped, so the person sees it (live and on reload)."""
+    name = recipe.name or recipe.analysis_id
+    ctx.append([MonitorFailed(name=name, tracker=recipe.tracker, trigger=trigger, error=why)])
 
 
 async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersion) -> None:
@@ -87,7 +88,7 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
     else:
         extra = {"now": now, "previous": stored_result(ctx, recipe)}
         check = None
-    run = await run_code(
+    await run_code(
         ctx,
         tool=recipe.tool or "analyse_data",
         code=recipe.code,
@@ -100,18 +101,6 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
         rule=recipe.rule,
         trigger=trigger,
         check=check,
-    )
-    await ctx.emit(
-        "monitor_ran",
-        {
-            "name": recipe.name,
-            "tracker": recipe.tracker,
-            "analysis_id": run.record.analysis_id,
-            "trigger": trigger.model_dump(),
-            "ok": run.ok,
-            "result": run.value if run.ok else None,
-            "error": run.error,
-        },
     )
 
 

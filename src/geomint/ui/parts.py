@@ -1,0 +1,393 @@
+"""The UI parts: everything a person is shown of a chat, one pydantic model per kind.
+
+A *durable* part is projected from one stored event (:mod:`geomint.ui.project`) and
+carries that event's ``seq``, ``run_id`` and time, so a chat read back shows exactly what
+the live run showed, in the same order. Only :class:`TextDeltaPart` (answer text as the model
+writes it), :class:`ProgressPart`, :class:`RunStartedPart` and :class:`ClassifiedPart` are
+*transient*: they are streamed and never stored.
+
+Parts carry no bulk: an entry names its GeoJSON by URL (a transport may send small ones
+inline), an analysis whose result was stored apart names it by URL. :data:`PART_ADAPTER`
+parses and dumps any part.
+
+Example:
+    >>> part = PART_ADAPTER.validate_python({"type": "text_delta", "delta": "Hel"})
+    >>> part.delta, is_durable(part)
+    ('Hel', False)
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+
+from geomint.provenance import Conflict, EntryVersion, Provenance
+
+__all__ = [
+    "PART_ADAPTER",
+    "AnalysisPart",
+    "ApprovalAnsweredPart",
+    "ApprovalAskedPart",
+    "ChartPart",
+    "ClassifiedPart",
+    "DisplayPart",
+    "DurablePart",
+    "EntryPart",
+    "FigureCard",
+    "FigurePart",
+    "LayerCard",
+    "MissPart",
+    "MonitorRanPart",
+    "MonitorSwitchedPart",
+    "ObservationPart",
+    "Part",
+    "ProgressPart",
+    "QuestionPart",
+    "RunEndedPart",
+    "RunStartedPart",
+    "TextDeltaPart",
+    "TextPart",
+    "ToolCallPart",
+    "ToolResultPart",
+    "UploadPart",
+    "ViewPart",
+    "is_durable",
+]
+
+
+class _Part(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class _Durable(_Part):
+    """Where a durable part came from: the event's sequence number, run and time."""
+
+    seq: int = Field(ge=1)
+    run_id: str
+    at: AwareDatetime
+
+
+# -- records shown inside parts ----------------------------------------------------------
+
+
+class FigureCard(_Part):
+    """A minted value as a card: the number, its unit and label, and where it came from."""
+
+    id: str
+    label: str
+    value: JsonValue
+    unit: str | None = None
+    licences: tuple[str, ...] = ()
+    sources: tuple[Provenance, ...] = ()
+    minted_by: str | None = None
+    inputs: tuple[EntryVersion, ...] = ()
+
+
+class LayerCard(_Part):
+    """A minted layer as an analysis lists it: its id, the entry it is, its size."""
+
+    id: str
+    entry_id: str
+    label: str
+    feature_count: int
+
+
+# -- the conversation --------------------------------------------------------------------
+
+
+class QuestionPart(_Durable):
+    """What the person asked."""
+
+    type: Literal["question"] = "question"
+    message_id: str
+    text: str
+
+
+class UploadPart(_Durable):
+    """A file the person dropped into the chat, and the layer it became."""
+
+    type: Literal["upload"] = "upload"
+    message_id: str
+    name: str
+    entry_id: str
+    label: str
+    format: str | None = None
+    features: int | None = None
+    warnings: tuple[str, ...] = ()
+
+
+class TextPart(_Durable):
+    """A block of the answer, whole: text between tool calls is its own block."""
+
+    type: Literal["text"] = "text"
+    message_id: str
+    text: str
+
+
+class ToolCallPart(_Durable):
+    """The model called a tool (``call_id`` is None in chats written before calls were
+    kept, where the call is known only from the answer's summary)."""
+
+    type: Literal["tool_call"] = "tool_call"
+    call_id: str | None = None
+    tool: str
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ToolResultPart(_Durable):
+    """How a tool call ended: the result the model read, or the error it was told."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str | None = None
+    tool: str
+    ok: bool
+    result: JsonValue = None
+    error: str | None = None
+
+
+class RunEndedPart(_Durable):
+    """The run ended; ``stopped`` when it did before the model answered."""
+
+    type: Literal["run_ended"] = "run_ended"
+    steps: int | None = None
+    stopped: bool = False
+    error: str | None = None
+
+
+# -- the map -----------------------------------------------------------------------------
+
+
+class EntryPart(_Durable):
+    """A new version of an entry (a layer the map can draw), its data by reference."""
+
+    type: Literal["entry"] = "entry"
+    entry_id: str
+    kind: str
+    version: int
+    label: str
+    sources: tuple[Provenance, ...] = ()
+    derived_from: tuple[EntryVersion, ...] = ()
+    features: int | None = None
+    bbox: tuple[float, float, float, float] | None = None
+    bytes: int
+    geojson_url: str
+
+
+class DisplayPart(_Durable):
+    """What the map shows of an entry changed: shown, hidden or styled."""
+
+    type: Literal["display"] = "display"
+    entry_id: str
+    visible: bool | None = None
+    style: dict[str, JsonValue] | None = None
+
+
+class ViewPart(_Durable):
+    """The camera moved: to a centre and zoom, or to fit a box."""
+
+    type: Literal["view"] = "view"
+    center: tuple[float, float] | None = None
+    zoom: float | None = None
+    bbox: tuple[float, float, float, float] | None = None
+    padding: int = 40
+
+
+# -- analysis and figures ----------------------------------------------------------------
+
+
+class AnalysisPart(_Durable):
+    """Model-written code ran: what it read, what it minted, how it ended.
+
+    ``result`` is the code's return value when it was stored inline; a larger one is at
+    ``result_url``.
+    """
+
+    type: Literal["analysis"] = "analysis"
+    analysis_id: str
+    tool: str | None = None
+    name: str | None = None
+    ok: bool
+    output_format: str = "json"
+    result: JsonValue = None
+    result_url: str | None = None
+    error: str | None = None
+    figures: tuple[FigureCard, ...] = ()
+    layers: tuple[LayerCard, ...] = ()
+    code: str
+    inputs: tuple[EntryVersion, ...] = ()
+    trigger: EntryVersion | None = None
+
+
+class ChartPart(_Durable):
+    """A chart an analysis drew (a Chart.js-style config the page and terminal render)."""
+
+    type: Literal["chart"] = "chart"
+    analysis_id: str
+    name: str | None = None
+    config: dict[str, JsonValue]
+
+
+class FigurePart(_Durable):
+    """Figure cards put in front of the person."""
+
+    type: Literal["figure"] = "figure"
+    title: str | None = None
+    figures: tuple[FigureCard, ...]
+
+
+class ObservationPart(_Durable):
+    """Two minted values disagree; the comparison was computed by code."""
+
+    type: Literal["observation"] = "observation"
+    conflict: Conflict
+
+
+class MissPart(_Durable):
+    """A fetch found nothing or failed; a miss is a result, with its reason."""
+
+    type: Literal["miss"] = "miss"
+    tool: str
+    provider: str
+    code: str | None = None
+    reason: str
+
+
+class MonitorRanPart(_Durable):
+    """A monitor or tracker re-ran after an entry it reads changed (or could not)."""
+
+    type: Literal["monitor_ran"] = "monitor_ran"
+    name: str | None = None
+    tracker: bool = False
+    analysis_id: str | None = None
+    trigger: EntryVersion
+    ok: bool
+    result: JsonValue = None
+    error: str | None = None
+
+
+class MonitorSwitchedPart(_Durable):
+    """A monitor or tracker was switched off or on."""
+
+    type: Literal["monitor"] = "monitor"
+    name: str
+    on: bool
+
+
+# -- approvals ---------------------------------------------------------------------------
+
+
+class ApprovalAskedPart(_Durable):
+    """A tool call waits for a person; ``preview`` says what it would do."""
+
+    type: Literal["approval"] = "approval"
+    approval_id: str
+    tool: str
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+    effects: tuple[str, ...] = ()
+    preview: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class ApprovalAnsweredPart(_Durable):
+    """The person's answer (or the run's, when it was stopped while waiting)."""
+
+    type: Literal["approval_answered"] = "approval_answered"
+    approval_id: str
+    approved: bool
+    reason: str | None = None
+
+
+# -- transient ---------------------------------------------------------------------------
+
+
+class RunStartedPart(_Part):
+    """A run began (transient: the question part is what is kept)."""
+
+    type: Literal["run_started"] = "run_started"
+    chat_id: str
+    run_id: str
+
+
+class ClassifiedPart(_Part):
+    """Which tools and scopes the classifier chose for the turn (transient)."""
+
+    type: Literal["classified"] = "classified"
+    active: tuple[str, ...] = ()
+    scopes: dict[str, JsonValue] = Field(default_factory=dict)
+    unscoped: tuple[str, ...] = ()
+    retries: int = 0
+    failed: str | None = None
+
+
+class TextDeltaPart(_Part):
+    """Answer text as the model writes it (transient: the block is kept as a Text)."""
+
+    type: Literal["text_delta"] = "text_delta"
+    delta: str
+
+
+class ProgressPart(_Part):
+    """Code is running, or has finished (transient)."""
+
+    type: Literal["progress"] = "progress"
+    tool: str
+    name: str | None = None
+    state: Literal["running", "done"]
+    ms: int | None = None
+
+
+DurablePart = Annotated[
+    QuestionPart
+    | UploadPart
+    | TextPart
+    | ToolCallPart
+    | ToolResultPart
+    | RunEndedPart
+    | EntryPart
+    | DisplayPart
+    | ViewPart
+    | AnalysisPart
+    | ChartPart
+    | FigurePart
+    | ObservationPart
+    | MissPart
+    | MonitorRanPart
+    | MonitorSwitchedPart
+    | ApprovalAskedPart
+    | ApprovalAnsweredPart,
+    Field(discriminator="type"),
+]
+
+Part = Annotated[
+    QuestionPart
+    | UploadPart
+    | TextPart
+    | ToolCallPart
+    | ToolResultPart
+    | RunEndedPart
+    | EntryPart
+    | DisplayPart
+    | ViewPart
+    | AnalysisPart
+    | ChartPart
+    | FigurePart
+    | ObservationPart
+    | MissPart
+    | MonitorRanPart
+    | MonitorSwitchedPart
+    | ApprovalAskedPart
+    | ApprovalAnsweredPart
+    | RunStartedPart
+    | ClassifiedPart
+    | TextDeltaPart
+    | ProgressPart,
+    Field(discriminator="type"),
+]
+
+#: Parses and dumps any part; the one adapter every consumer uses.
+PART_ADAPTER: TypeAdapter[Part] = TypeAdapter(Part)
+
+
+def is_durable(part: _Part) -> bool:
+    """Whether ``part`` was projected from a stored event (and reads back the same)."""
+    return isinstance(part, _Durable)

@@ -1,0 +1,430 @@
+"""From stored events to the parts a person is shown: one pure function, two callers.
+
+:func:`parts_of` turns one event, with the chat's state folded through it, into its
+parts. The live stream calls it on each event a run appends (:class:`Projector`), and a
+chat read back calls it on each stored event (:func:`chat_parts`): the same function over
+the same events, so a reopened chat shows exactly what was shown, in the order shown.
+
+The state is folded only as far as an event needs (figure cards name minted values,
+approval previews name entries' labels), and only when one does, so reading back a long
+chat folds it once, not once per event.
+
+Chats written before tool calls and answer blocks were kept as events read back too: an
+answer written as one message at the end of its run gives its tool calls (from the
+answer's summary, without their results), then its text, then how the run ended.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from datetime import datetime
+from typing import Any, Final, TypedDict
+from urllib.parse import quote
+
+from pydantic import JsonValue
+
+from geomint.provenance import Value
+from geomint.state import (
+    AnalysisRecorded,
+    ApprovalAsked,
+    ApprovalGiven,
+    ApprovalRefused,
+    BlobRef,
+    Entry,
+    EntryDisplayChanged,
+    EntryWritten,
+    Event,
+    FetchMissed,
+    FigurePresented,
+    MessageAdded,
+    MonitorFailed,
+    MonitorSwitched,
+    ObservationRecorded,
+    RunEnded,
+    ToolCalled,
+    ToolFailed,
+    ToolReturned,
+    ViewChanged,
+    Workspace,
+    fold,
+)
+from geomint.store import Appended, Chats
+from geomint.tools.effects import EFFECTS
+from geomint.ui.parts import (
+    AnalysisPart,
+    ApprovalAnsweredPart,
+    ApprovalAskedPart,
+    ChartPart,
+    DisplayPart,
+    DurablePart,
+    EntryPart,
+    FigureCard,
+    FigurePart,
+    LayerCard,
+    MissPart,
+    MonitorRanPart,
+    MonitorSwitchedPart,
+    ObservationPart,
+    QuestionPart,
+    RunEndedPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+    UploadPart,
+    ViewPart,
+)
+
+__all__ = [
+    "BlobReader",
+    "Projector",
+    "approval_preview",
+    "chat_parts",
+    "entry_url",
+    "figure_card",
+    "parts_of",
+]
+
+
+class _Origin(TypedDict):
+    """The event a durable part was projected from."""
+
+    seq: int
+    run_id: str
+    at: datetime
+
+
+#: Reads a stored blob's bytes (an analysis result or chart kept apart from its event).
+BlobReader = Callable[[BlobRef], bytes]
+
+#: The event types whose parts read the folded state; the rest read only the event.
+_NEEDS_STATE: Final = (AnalysisRecorded, FigurePresented, ApprovalAsked)
+
+
+def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[DurablePart]:
+    """The parts one stored event shows, in order.
+
+    Args:
+        event: The event.
+        workspace: The chat's state folded through ``event`` (read only by analyses,
+            figures and approvals).
+        read: Reads a blob the event names (a chart stored apart).
+    """
+    body = event.body
+    at = _Origin(seq=event.seq, run_id=event.run_id, at=event.at)
+    match body:
+        case MessageAdded():
+            return _message(body, at)
+        case ToolCalled():
+            return [ToolCallPart(**at, call_id=body.call_id, tool=body.tool, args=body.arguments)]
+        case ToolReturned():
+            return [ToolResultPart(**at, call_id=body.call_id, tool=body.tool, ok=True,
+                                   result=body.result)]  # fmt: skip
+        case ToolFailed() if body.call_id is not None:
+            return [ToolResultPart(**at, call_id=body.call_id, tool=body.tool, ok=False,
+                                   result=body.result, error=body.error)]  # fmt: skip
+        case RunEnded():
+            return [RunEndedPart(**at, steps=body.steps, stopped=body.stopped, error=body.error)]
+        case EntryWritten():
+            return [_entry(event.chat_id, body, at)]
+        case EntryDisplayChanged():
+            return [DisplayPart(**at, entry_id=body.entry_id, visible=body.visible,
+                                style=body.style)]  # fmt: skip
+        case ViewChanged():
+            return [ViewPart(**at, center=body.center, zoom=body.zoom, bbox=body.bbox,
+                             padding=body.padding)]  # fmt: skip
+        case AnalysisRecorded():
+            return _analysis(event.chat_id, body, workspace, read, at)
+        case FigurePresented():
+            values = {v.id: v for v in workspace.values}
+            cards = tuple(figure_card(values[v]) for v in body.value_ids if v in values)
+            return [FigurePart(**at, title=body.title, figures=cards)]
+        case ObservationRecorded():
+            return [ObservationPart(**at, conflict=body.conflict)]
+        case FetchMissed():
+            return [_miss(body, at)]
+        case MonitorSwitched():
+            return [MonitorSwitchedPart(**at, name=body.name, on=body.on)]
+        case MonitorFailed():
+            return [MonitorRanPart(**at, name=body.name, tracker=body.tracker,
+                                   trigger=body.trigger, ok=False, error=body.error)]  # fmt: skip
+        case ApprovalAsked():
+            preview = approval_preview(
+                body.tool, body.arguments, workspace.entries, effects=body.effects,
+                about=body.about,
+            )  # fmt: skip
+            return [ApprovalAskedPart(**at, approval_id=body.approval_id, tool=body.tool,
+                                      args=body.arguments, effects=body.effects,
+                                      preview=preview)]  # fmt: skip
+        case ApprovalGiven():
+            return [ApprovalAnsweredPart(**at, approval_id=body.approval_id, approved=True)]
+        case ApprovalRefused():
+            return [ApprovalAnsweredPart(**at, approval_id=body.approval_id, approved=False,
+                                         reason=body.reason)]  # fmt: skip
+    return []
+
+
+def chat_parts(chats: Chats, chat_id: str, *, run_id: str | None = None) -> list[DurablePart]:
+    """A stored chat's parts in order (one run's, with ``run_id``).
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
+    chats.open(chat_id)  # an unknown chat raises here, not as an empty list
+    projector = Projector(chats, Workspace(chat_id=chat_id))
+    parts = projector.project(chats.trace(chat_id))
+    return parts if run_id is None else [p for p in parts if p.run_id == run_id]
+
+
+class Projector:
+    """Projects a chat's events as they come, folding its state only when a part needs it.
+
+    Args:
+        chats: Where blobs are read from.
+        start: The chat's state before the first event it is given.
+    """
+
+    def __init__(self, chats: Chats, start: Workspace) -> None:
+        self._chats = chats
+        self._state = start
+        self._pending: list[Event] = []
+
+    def appended(self, appended: Appended) -> list[DurablePart]:
+        """The parts of what one append stored (``appended.before`` is where it began)."""
+        if self._state.last_seq + len(self._pending) != appended.before.last_seq:
+            # Someone else appended in between (another run of the chat): begin at the
+            # state this append was checked against.
+            self._state, self._pending = appended.before, []
+        return self.project(appended.events)
+
+    def project(self, events: Iterable[Event]) -> list[DurablePart]:
+        """The parts of ``events``, which follow those projected before."""
+        out: list[DurablePart] = []
+        for event in events:
+            self._pending.append(event)
+            if isinstance(event.body, _NEEDS_STATE):
+                self._state, self._pending = fold(self._pending, self._state), []
+            out.extend(parts_of(event, self._state, self._read))
+        return out
+
+    def _read(self, ref: BlobRef) -> bytes:
+        return self._chats.read_blob(self._state.chat_id, ref)
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def entry_url(chat_id: str, entry_id: str, version: int) -> str:
+    """Where an entry version's GeoJSON is served."""
+    chat, entry = quote(chat_id, safe=""), quote(entry_id, safe="")
+    return f"/api/chats/{chat}/entries/{entry}?version={version}"
+
+
+def figure_card(value: Value) -> FigureCard:
+    """A minted value as a figure card: the number, its unit and label, and its sources."""
+    return FigureCard(
+        id=value.id,
+        label=value.label,
+        value=value.value,
+        unit=value.unit,
+        licences=tuple(value.licences),
+        sources=value.sources,
+        minted_by=value.minted_by,
+        inputs=value.inputs,
+    )
+
+
+def approval_preview(
+    name: str,
+    args: Mapping[str, Any],
+    entries: Mapping[str, Entry],
+    *,
+    effects: Iterable[str] = (),
+    about: Mapping[str, Any] | None = None,
+) -> dict[str, JsonValue]:
+    """What a call would do, as far as it can be known before it runs.
+
+    For a code tool: the code, the entries it would read (with their labels), and what it
+    would add to the map (a new entry, or a new version of the one it replaces). Any other
+    tool shows its arguments only. ``entries`` are the chat's, for the labels. The
+    ``effects`` asked for come each with what it means; ``about`` is what the effect would
+    do (``{"label", "features"}`` of a layer, ``rerun`` for a monitor's re-run).
+    """
+    meanings: dict[str, str] = {str(k): v for k, v in EFFECTS.items()}
+    out: dict[str, JsonValue] = {}
+    shown: list[JsonValue] = [{"effect": e, "means": meanings[e]} for e in effects if e in meanings]
+    if shown:
+        out["effects"] = shown
+    if about:
+        out["about"] = dict(about)
+    code = args.get("code")
+    if isinstance(code, str):
+        out["code"] = code
+    reads: list[JsonValue] = [
+        {"entry_id": e, "label": entries[e].latest.label}
+        for key, ids in args.items()
+        if key.endswith("_entry_ids") and isinstance(ids, list)
+        for e in ids
+        if isinstance(e, str) and e in entries
+    ]
+    if reads:
+        out["reads"] = reads
+    if name == "process_data":
+        replaces = args.get("replace")
+        label = args.get("label")
+        out["adds"] = (
+            f"a new version of {replaces}"
+            if isinstance(replaces, str)
+            else f"new map layers{f' labelled {label!r}' if isinstance(label, str) else ''}"
+        )
+    return out
+
+
+def _message(body: MessageAdded, at: _Origin) -> list[DurablePart]:
+    out: list[DurablePart] = []
+    text = body.text()
+    if body.role == "user":
+        for part in body.parts:
+            if part.get("kind") == "upload":
+                out.append(_upload(body.message_id, part, at))
+        if text:
+            out.append(QuestionPart(**at, message_id=body.message_id, text=text))
+        return out
+    # An answer. Today each block is its own message; before, a run's one message held
+    # its text and a summary of its tool calls, and said whether the run was stopped.
+    legacy = [p for p in body.parts if p.get("kind") in ("tool", "stopped")]
+    for part in legacy:
+        if part.get("kind") == "tool":
+            name = str(part.get("name") or "")
+            args = part.get("args")
+            ok = part.get("ok")
+            out.append(ToolCallPart(**at, tool=name, args=args if isinstance(args, dict) else {}))
+            out.append(ToolResultPart(**at, tool=name, ok=bool(ok) if ok is not None else True))
+    if text:
+        out.append(TextPart(**at, message_id=body.message_id, text=text))
+    if legacy or body.message_id.endswith("-a"):
+        stopped = any(p.get("kind") == "stopped" for p in body.parts)
+        out.append(RunEndedPart(**at, stopped=stopped))
+    return out
+
+
+def _upload(message_id: str, part: Mapping[str, Any], at: _Origin) -> UploadPart:
+    def text(key: str) -> str:
+        value = part.get(key)
+        return value if isinstance(value, str) else ""
+
+    features = part.get("features")
+    warnings = part.get("warnings")
+    return UploadPart(
+        **at,
+        message_id=message_id,
+        name=text("name"),
+        entry_id=text("entry_id"),
+        label=text("label"),
+        format=text("format") or None,
+        features=features if isinstance(features, int) else None,
+        warnings=tuple(str(w) for w in warnings) if isinstance(warnings, list) else (),
+    )
+
+
+def _entry(chat_id: str, body: EntryWritten, at: _Origin) -> EntryPart:
+    features = body.digest.get("feature_count")
+    bbox = body.digest.get("bbox")
+    return EntryPart(
+        **at,
+        entry_id=body.entry_id,
+        kind=body.kind,
+        version=body.version,
+        label=body.label,
+        sources=body.sources,
+        derived_from=body.derived_from,
+        features=features if isinstance(features, int) else None,
+        bbox=_bbox(bbox),
+        bytes=body.blob.size,
+        geojson_url=entry_url(chat_id, body.entry_id, body.version),
+    )
+
+
+def _bbox(value: Any) -> tuple[float, float, float, float] | None:
+    if (
+        isinstance(value, list)
+        and len(value) == 4
+        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    ):
+        return (float(value[0]), float(value[1]), float(value[2]), float(value[3]))
+    return None
+
+
+def _analysis(
+    chat_id: str,
+    body: AnalysisRecorded,
+    workspace: Workspace,
+    read: BlobReader,
+    at: _Origin,
+) -> list[DurablePart]:
+    values = {v.id: v for v in workspace.values}
+    manifest = workspace.manifest
+    cards = tuple(figure_card(values[v]) for v in body.values if v in values)
+    layers = tuple(
+        LayerCard(
+            id=layer.id,
+            entry_id=layer.entry.entry_id,
+            label=layer.label,
+            feature_count=layer.feature_count,
+        )
+        for layer in (manifest[i] for i in body.layers if i in manifest)
+    )
+    ok = body.error is None
+    result_url = None
+    if body.result_blob is not None:
+        analysis = quote(body.analysis_id, safe="")
+        result_url = f"/api/chats/{quote(chat_id, safe='')}/analyses/{analysis}"
+    out: list[DurablePart] = [
+        AnalysisPart(
+            **at,
+            analysis_id=body.analysis_id,
+            tool=body.tool,
+            name=body.name,
+            ok=ok,
+            output_format=body.output_format,
+            result=body.result if ok else None,
+            result_url=result_url,
+            error=body.error,
+            figures=cards,
+            layers=layers,
+            code=body.code,
+            inputs=body.inputs,
+            trigger=body.trigger,
+        )
+    ]
+    if ok and body.output_format == "chart":
+        config = body.result
+        if body.result_blob is not None:
+            config = json.loads(read(body.result_blob))
+        if isinstance(config, dict):
+            out.append(ChartPart(**at, analysis_id=body.analysis_id, name=body.name,
+                                 config=config))  # fmt: skip
+    if body.trigger is not None:
+        out.append(
+            MonitorRanPart(
+                **at,
+                name=body.name,
+                tracker=body.tracker,
+                analysis_id=body.analysis_id,
+                trigger=body.trigger,
+                ok=ok,
+                result=body.result if ok else None,
+                error=body.error,
+            )
+        )
+    return out
+
+
+def _miss(body: FetchMissed, at: _Origin) -> MissPart:
+    code, reason = body.code, body.reason
+    if code is None:
+        # Chats written before the code was kept stored it as the reason's prefix.
+        head, sep, rest = reason.partition(": ")
+        if sep and head.isidentifier() and head.islower() and rest:
+            code, reason = head, rest
+    return MissPart(**at, tool=body.tool, provider=body.provider, code=code, reason=reason)

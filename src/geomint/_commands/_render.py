@@ -1,6 +1,6 @@
-"""Agent events as rich renderables: what ``geomint chat`` prints, without a terminal.
+"""Typed UI parts as rich renderables: what ``geomint chat`` prints, without a terminal.
 
-Pure functions from an event's data to something :meth:`rich.console.Console.print`
+Pure functions from a part to something :meth:`rich.console.Console.print`
 accepts, so each one can be tested by recording a console. Every function cuts long text
 and none prints a GeoJSON body: a map layer becomes a line with its id, size and licence.
 
@@ -26,6 +26,22 @@ from rich.table import Table
 from rich.text import Text
 
 from geomint.sandbox.prepare import hides_code
+from geomint.ui import (
+    ChartPart,
+    ClassifiedPart,
+    DisplayPart,
+    EntryPart,
+    FigureCard,
+    FigurePart,
+    MissPart,
+    MonitorRanPart,
+    ObservationPart,
+    Part,
+    RunEndedPart,
+    ToolCallPart,
+    ToolResultPart,
+    ViewPart,
+)
 
 __all__ = [
     "format_value",
@@ -210,13 +226,13 @@ def _chart_title(config: Mapping[str, Any]) -> str | None:
 # -- figures -------------------------------------------------------------------------------
 
 
-def render_figures(cards: Iterable[Mapping[str, Any]], title: str | None = None) -> RenderableType:
+def render_figures(cards: Iterable[FigureCard], title: str | None = None) -> RenderableType:
     """Figure cards as a panel: each value with its unit, label, id and sources.
 
     A source reads ``publisher · licence · date retrieved``; repeated ones are shown once.
 
     Args:
-        cards: Figure cards (``{id, label, value, unit, licences, sources}``).
+        cards: The figure cards.
         title: The panel's title (``present_figure``'s title).
     """
     table = Table(box=None, show_header=False, padding=(0, 1), expand=False)
@@ -224,12 +240,11 @@ def render_figures(cards: Iterable[Mapping[str, Any]], title: str | None = None)
     table.add_column("value", justify="right", style="bold", no_wrap=True)
     table.add_column("about")
     for card in cards:
-        unit = card.get("unit")
-        value = format_value(card.get("value")) + (f" {unit}" if unit else "")
-        about = Text(_cut(str(card.get("label") or ""), 160))
+        value = format_value(card.value) + (f" {card.unit}" if card.unit else "")
+        about = Text(_cut(card.label, 160))
         for source in _sources(card):
             about.append(f"\n{source}", style="dim")
-        table.add_row(str(card.get("id") or ""), value, about)
+        table.add_row(card.id, value, about)
     panel = Panel(
         table,
         title=Text(_cut(title, 70), style="bold") if title else None,
@@ -240,23 +255,19 @@ def render_figures(cards: Iterable[Mapping[str, Any]], title: str | None = None)
     return Padding(panel, (0, 0, 0, 2), expand=False)
 
 
-def _sources(card: Mapping[str, Any]) -> list[str]:
+def _sources(card: FigureCard) -> list[str]:
     lines: list[str] = []
-    for source in card.get("sources") or []:
-        if not isinstance(source, Mapping):
-            continue
+    for source in card.sources:
         parts = [
-            str(source.get("publisher") or source.get("title") or source.get("source_id") or "?"),
-            str(source.get("licence") or "licence unknown"),
+            source.publisher or source.title or source.source_id,
+            source.licence or "licence unknown",
+            source.retrieved_at.isoformat()[:10],
         ]
-        retrieved = source.get("retrieved_at")
-        if retrieved:
-            parts.append(str(retrieved)[:10])
         line = " · ".join(_cut(p, 60) for p in parts)
         if line not in lines:
             lines.append(line)
-    if not lines and card.get("licences"):
-        lines.append(", ".join(map(str, card["licences"])))
+    if not lines and card.licences:
+        lines.append(", ".join(card.licences))
     return lines or ["no source recorded"]
 
 
@@ -381,97 +392,82 @@ def _brief(value: Any) -> str:
 # -- map entries and the rest --------------------------------------------------------------
 
 
-def render_entry(data: Mapping[str, Any]) -> RenderableType:
+def render_entry(part: EntryPart, *, hidden: bool = False) -> RenderableType:
     """A map entry as one line: id, version, label, feature count, licence; never its GeoJSON."""
     line = Text("  ▣ ", style="blue")
-    line.append(str(data.get("entry_id", "?")), style="bold cyan")
-    if data.get("version"):
-        line.append(f" v{data['version']}", style="cyan")
-    line.append(f"  {_cut(str(data.get('label') or ''), 60)}")
+    line.append(part.entry_id, style="bold cyan")
+    line.append(f" v{part.version}", style="cyan")
+    line.append(f"  {_cut(part.label, 60)}")
     details = []
-    geojson = data.get("geojson")
-    if isinstance(geojson, Mapping):
-        features = geojson.get("features")
-        count = (
-            len(features) if isinstance(features, list) else int(geojson.get("type") == "Feature")
-        )
-        details.append(f"{format_value(count)} feature{'s' if count != 1 else ''}")
-    licences = _licences(data.get("sources") or [])
+    if part.features is not None:
+        details.append(f"{format_value(part.features)} feature{'s' if part.features != 1 else ''}")
+    licences = list(dict.fromkeys(s.licence for s in part.sources))
     details.append(", ".join(licences) if licences else "no licence recorded")
-    if data.get("visible") is False:
+    if hidden:
         details.append("hidden")
     line.append("  " + " · ".join(details), style="dim")
     return _Line(line)
 
 
-def _licences(sources: Iterable[Any]) -> list[str]:
-    found: list[str] = []
-    for source in sources:
-        licence = source.get("licence") if isinstance(source, Mapping) else None
-        if licence and str(licence) not in found:
-            found.append(str(licence))
-    return found
+def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
+    """Any part but text and progress as a renderable, or None when it has none.
 
-
-def render_event(
-    kind: str, data: Mapping[str, Any], *, verbose: bool = False
-) -> RenderableType | None:
-    """Any event but ``text`` and ``progress`` as a renderable, or None when it has none.
-
-    Quiet by default: the events a person needs (charts, figures, entries, monitors,
-    conflicts, display changes, errors); ``verbose`` adds the classifier's pick and map views.
+    Quiet by default: the parts a person needs (charts, figures, entries, monitors,
+    conflicts, misses, errors); ``verbose`` adds the classifier's pick, display changes
+    and map views.
     """
-    if kind == "tool_call":
-        return render_tool_call(str(data.get("name")), data.get("args"), verbose=verbose)
-    if kind == "tool_result":
-        return render_tool_result(str(data.get("name")), bool(data.get("ok")), data.get("result"))
-    if kind == "chart":
-        config = data.get("config")
-        return render_chart(config, data.get("name")) if isinstance(config, Mapping) else None
-    if kind == "figure":
-        return render_figures(data.get("figures") or [], data.get("title"))
-    if kind == "entry":
-        return render_entry(data)
-    if verbose and kind == "display":
-        state = "shown" if data.get("visible") else "hidden"
-        return Text(f"  ◐ {data.get('entry_id')} {state} on the map", style="blue")
-    if kind == "monitor_ran":
-        return _monitor(data)
-    if kind == "observation":
-        return _observation(data)
-    if kind == "error":
-        return Text(f"✗ {_cut(str(data.get('message', '')), 1_000)}", style="bold red")
-    if verbose and kind == "classified":
-        active = ", ".join(map(str, data.get("active") or [])) or "none"
-        failed = f"  (classifier failed: {data['failed']})" if data.get("failed") else ""
-        return Text(f"  tools for this turn: {active}{failed}", style="dim")
-    if verbose and kind == "view":
-        return Text(f"  ⌖ map view {_brief(data)}", style="dim")
+    match part:
+        case ToolCallPart():
+            return render_tool_call(part.tool, part.args, verbose=verbose)
+        case ToolResultPart():
+            result = part.result if part.result is not None or part.ok else {"error": part.error}
+            return render_tool_result(part.tool, part.ok, result)
+        case ChartPart():
+            return render_chart(part.config, part.name)
+        case FigurePart():
+            return render_figures(part.figures, part.title)
+        case EntryPart():
+            return render_entry(part)
+        case DisplayPart() if verbose and part.visible is not None:
+            state = "shown" if part.visible else "hidden"
+            return Text(f"  ◐ {part.entry_id} {state} on the map", style="blue")
+        case MonitorRanPart():
+            return _monitor(part)
+        case ObservationPart():
+            return _observation(part)
+        case MissPart():
+            code = f" ({part.code})" if part.code else ""
+            return Text(f"  ∅ {part.tool} via {part.provider}{code}: {_cut(part.reason, 300)}",
+                        style="yellow")  # fmt: skip
+        case RunEndedPart() if part.error:
+            return Text(f"✗ {_cut(part.error, 1_000)}", style="bold red")
+        case ClassifiedPart() if verbose:
+            active = ", ".join(part.active) or "none"
+            failed = f"  (classifier failed: {part.failed})" if part.failed else ""
+            return Text(f"  tools for this turn: {active}{failed}", style="dim")
+        case ViewPart() if verbose:
+            where = f"fit {list(part.bbox)}" if part.bbox else f"{part.center} zoom {part.zoom}"
+            return Text(f"  ⌖ map view {where}", style="dim")
     return None
 
 
-def _monitor(data: Mapping[str, Any]) -> RenderableType:
-    trigger = _mapping(data.get("trigger"))
+def _monitor(part: MonitorRanPart) -> RenderableType:
     line = Text("  ↻ ", style="magenta")
-    line.append(f"monitor {data.get('name')}", style="bold magenta")
-    if trigger:
-        line.append(f" re-ran on {trigger.get('entry_id')} v{trigger.get('version')}")
-    if data.get("ok"):
-        line.append(f"  ✓ {_brief(data.get('result'))}", style="green")
-    else:
-        line.append(f"  ✗ {_cut(str(data.get('error') or 'failed'), 200)}", style="red")
-    return _Line(line) if data.get("ok") else line
+    line.append(f"monitor {part.name}", style="bold magenta")
+    line.append(f" re-ran on {part.trigger.entry_id} v{part.trigger.version}")
+    if part.ok:
+        line.append(f"  ✓ {_brief(part.result)}", style="green")
+        return _Line(line)
+    line.append(f"  ✗ {_cut(part.error or 'failed', 200)}", style="red")
+    return line
 
 
-def _mapping(value: Any) -> Mapping[str, Any]:
-    return value if isinstance(value, Mapping) else {}
-
-
-def _observation(data: Mapping[str, Any]) -> RenderableType:
+def _observation(part: ObservationPart) -> RenderableType:
+    conflict = part.conflict
     line = Text("  ⚠ conflict ", style="bold yellow")
-    for side, value in (("", _mapping(data.get("a"))), (" vs ", _mapping(data.get("b")))):
-        unit = f" {value['unit']}" if value.get("unit") else ""
-        line.append(f"{side}{value.get('id')} ({format_value(value.get('value'))}{unit})")
-    if data.get("reason"):
-        line.append(f": {_cut(str(data['reason']), 200)}", style="yellow")
+    for side, value in (("", conflict.a), (" vs ", conflict.b)):
+        unit = f" {value.unit}" if value.unit else ""
+        line.append(f"{side}{value.id} ({format_value(value.value)}{unit})")
+    if conflict.reason:
+        line.append(f": {_cut(conflict.reason, 200)}", style="yellow")
     return line

@@ -16,7 +16,7 @@ import asyncio
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Any, Final, NoReturn
+from typing import TYPE_CHECKING, Annotated, Final, NoReturn
 
 import typer
 from rich.console import Console, RenderableType
@@ -29,6 +29,17 @@ from rich.traceback import Traceback
 from geomint._commands._render import render_event
 from geomint.errors import GeomintError, UsageError
 from geomint.store import StoreError
+from geomint.ui import (
+    Part,
+    ProgressPart,
+    QuestionPart,
+    RunEndedPart,
+    RunStartedPart,
+    TextDeltaPart,
+    TextPart,
+    ToolCallPart,
+    ToolResultPart,
+)
 
 if TYPE_CHECKING:
     from geomint.agent import MapAgent
@@ -288,8 +299,8 @@ class _Session:
         """Run one turn, printing as it goes; return the errors it ended with."""
         view = _TurnView(self.console, verbose=self.verbose, once=once)
         try:
-            async for event in self._agent.run_stream(prompt, chat_id=self.chat_id):
-                view.show(event.type, event.data)
+            async for part in self._agent.run_stream(prompt, chat_id=self.chat_id):
+                view.show(part)
         finally:
             view.close()
         return view.errors
@@ -307,42 +318,47 @@ class _TurnView:
     verbose: bool = False
     once: bool = False
     errors: list[str] = field(default_factory=list)
+    chat_id: str = ""
     _status: Status | None = None
     _open: set[str] = field(default_factory=set)
     _held: list[RenderableType] = field(default_factory=list)
     _mid_line: bool = False
     _last: str = ""
 
-    def show(self, kind: str, data: dict[str, Any]) -> None:
-        if kind == "run_started":
-            self._wait("thinking…")
-        elif kind == "text":
-            self._text(str(data.get("delta", "")))
-        elif kind == "progress":
-            self._progress(data)
-        elif kind == "tool_call":
-            self._print(render_event(kind, data, verbose=self.verbose))
-            self._open.add(str(data.get("id")))
-            self._wait(f"{data.get('name')}…")
-        elif kind == "tool_result":
-            self._print(render_event(kind, data, verbose=self.verbose))
-            self._open.discard(str(data.get("id")))
-            if not self._open:
-                held, self._held = self._held, []
-                for block in held:
-                    self._print(block)
+    def show(self, part: Part) -> None:
+        match part:
+            case RunStartedPart():
+                self.chat_id = part.chat_id
                 self._wait("thinking…")
-        elif kind == "error":
-            self.errors.append(str(data.get("message", "")))
-            self._print(render_event(kind, data))
-        elif kind == "done":
-            self._done(data)
-        else:
-            shown = render_event(kind, data, verbose=self.verbose)
-            if shown is not None and self._open:
-                self._held.append(shown)
-            else:
-                self._print(shown)
+            case TextDeltaPart():
+                self._text(part.delta)
+            case TextPart() | QuestionPart():
+                pass  # the answer was printed as it came; the question was typed
+            case ProgressPart():
+                self._progress(part)
+            case ToolCallPart():
+                self._print(render_event(part, verbose=self.verbose))
+                self._open.add(str(part.call_id))
+                self._wait(f"{part.tool}…")
+            case ToolResultPart():
+                self._print(render_event(part, verbose=self.verbose))
+                self._open.discard(str(part.call_id))
+                if not self._open:
+                    held, self._held = self._held, []
+                    for block in held:
+                        self._print(block)
+                    self._wait("thinking…")
+            case RunEndedPart():
+                if part.error:
+                    self.errors.append(part.error)
+                    self._print(render_event(part))
+                self._done(part)
+            case _:
+                shown = render_event(part, verbose=self.verbose)
+                if shown is not None and self._open:
+                    self._held.append(shown)
+                else:
+                    self._print(shown)
 
     def _text(self, delta: str) -> None:
         if not delta:
@@ -354,25 +370,26 @@ class _TurnView:
         self.console.print(delta, end="", markup=False, highlight=False, soft_wrap=True)
         self._mid_line = not delta.endswith("\n")
 
-    def _progress(self, data: dict[str, Any]) -> None:
-        what = data.get("name") or data.get("tool")
-        if data.get("state") == "running":
+    def _progress(self, part: ProgressPart) -> None:
+        what = part.name or part.tool
+        if part.state == "running":
             self._wait(f"running code: {what}…")
         else:
-            if self.verbose and data.get("ms") is not None:
-                self._print(Text(f"    code {what} ran in {data['ms']} ms", style="dim"))
-            self._wait(f"{data.get('tool')}…" if self._open else "thinking…")
+            if self.verbose and part.ms is not None:
+                self._print(Text(f"    code {what} ran in {part.ms} ms", style="dim"))
+            self._wait(f"{part.tool}…" if self._open else "thinking…")
 
-    def _done(self, data: dict[str, Any]) -> None:
+    def _done(self, part: RunEndedPart) -> None:
         self._stop()
         for block in self._held:
             self._print(block)
         self._held = []
         self._end_line()
-        steps = data.get("steps")
-        stopped = " · stopped early" if data.get("stopped") else ""
-        chat_id = data.get("chat_id")
-        where = f"resume: geomint chat --chat {chat_id}" if self.once else f"chat {chat_id}"
+        steps = part.steps or 0
+        stopped = " · stopped early" if part.stopped else ""
+        where = (
+            f"resume: geomint chat --chat {self.chat_id}" if self.once else f"chat {self.chat_id}"
+        )
         footer = f"{steps} step{'s' if steps != 1 else ''}{stopped} · {where}"
         self.console.print(Text(footer, style="dim"), justify="right")
 
@@ -437,8 +454,8 @@ def _demo_banner(*, compact: bool = False) -> RenderableType:
 class _ConsoleLog(logging.Handler):
     """geomint's log warnings (a sandbox fallback, say) as console lines.
 
-    Errors and their tracebacks only with ``--verbose``: a failed run already ends with an
-    ``error`` event. The handler is removed when the session ends.
+    Errors and their tracebacks only with ``--verbose``: a failed run already says why in
+    its last part. The handler is removed when the session ends.
     """
 
     def __init__(self, console: Console, verbose: bool) -> None:

@@ -61,8 +61,8 @@ async def _run(store: str | None, mode: str) -> dict[str, Any]:
         prompts = []
         for prompt in DEMO_PROMPTS:
             started = time.perf_counter()
-            events = [event async for event in agent.run_stream(prompt.text, chat_id=chat_id)]
-            row = transcript(prompt.text, events)
+            parts = [part async for part in agent.run_stream(prompt.text, chat_id=chat_id)]
+            row = transcript(prompt.text, parts)
             row["seconds"] = round(time.perf_counter() - started, 3)
             prompts.append(row)
         return {

@@ -51,7 +51,7 @@ from geomint.providers import bundled
 from geomint.server.approvals import Approvals
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter, client_key
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
-from geomint.server.thread import analysis_view, chat_view, entry_geojson
+from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
 from geomint.state.events import is_chat_id
 from geomint.store import NoSuchChatError
 
@@ -273,6 +273,14 @@ def create_app(
         except NoSuchChatError:
             raise HTTPException(404, f"no chat {chat_id!r}") from None
 
+    @app.get("/api/chats/{chat_id}/parts")
+    async def read_parts(chat_id: str) -> dict[str, Any]:
+        """Everything the chat showed, in order: the parts its runs streamed, read back."""
+        try:
+            return await asyncio.to_thread(parts_view, agent.chats, _chat_id(chat_id))
+        except NoSuchChatError:
+            raise HTTPException(404, f"no chat {chat_id!r}") from None
+
     @app.post("/api/chats/{chat_id}")
     async def open_chat(chat_id: str, request: Request) -> dict[str, Any]:
         """Open a chat, creating it when new (with the demo data for the demo model)."""
@@ -296,9 +304,10 @@ def create_app(
         except UsageError as exc:
             raise HTTPException(422, str(exc)) from None
         _not_busy(chat_id)
-        events = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
+        parts = agent.run_stream(question, chat_id=chat_id, approve=waiting.ask)
+        read = functools.partial(entry_geojson, agent.chats, chat_id)
         return StreamingResponse(
-            encode_sse(ui_chunks(events), chat_id), media_type="text/event-stream", headers=HEADERS
+            encode_sse(ui_chunks(parts), read), media_type="text/event-stream", headers=HEADERS
         )
 
     @app.post("/api/chats/{chat_id}/approvals/{approval_id}")

@@ -1,48 +1,56 @@
-"""A chat as the page shows it again after a reload: its messages and what the map held.
+"""A chat read back: its parts in order, the state its map is in, one analysis, one entry.
 
-The thread holds what was shown, read back from the chat's events: each question, then each
-answer with its tool calls, the charts and figure cards its run produced and the approvals
-it asked for; and the entries with their display state and GeoJSON, and the last camera
-move. Data parts have the same shapes as the stream's ``data-*`` parts, so the page draws a
-restored chat with the code that draws a live one.
+Nothing here rebuilds what was shown: :func:`chat_parts` is the projection the live stream
+used (:mod:`geomint.ui`), so the page draws a reopened chat with the code that drew it
+live. :func:`chat_view` is the chat's folded state (title, entries, camera) for clients
+that want where the map ended up without replaying it.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
-from typing import Any, Final
-from urllib.parse import quote
+from typing import Any
 
-from geomint.agent import approval_preview
-from geomint.state import (
-    AnalysisRecorded,
-    ApprovalAsked,
-    ApprovalGiven,
-    ApprovalRefused,
-    Event,
-    FigurePresented,
-    MessageAdded,
-    Workspace,
-)
+from geomint.state import AnalysisRecorded
 from geomint.store import Chats
-from geomint.tools import figure_card
+from geomint.ui import chat_parts, entry_url
 
-__all__ = ["analysis_view", "chat_view", "entry_geojson"]
+__all__ = ["analysis_view", "chat_view", "entry_geojson", "parts_view"]
 
-#: The largest entry shown again on reload; bigger ones are listed without their data.
-_MAX_ENTRY_BYTES: Final = 20_000_000
+
+def parts_view(chats: Chats, chat_id: str) -> dict[str, Any]:
+    """The chat's durable parts in order, each with its run id (raises NoSuchChatError)."""
+    parts = chat_parts(chats, chat_id)
+    return {"chat_id": chat_id, "parts": [p.model_dump(mode="json") for p in parts]}
 
 
 def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:
-    """The chat's messages, entries and view (raises NoSuchChatError for an unknown id)."""
+    """The chat's title, entries (latest versions, by reference) and camera.
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
     workspace = chats.open(chat_id)
-    events = chats.trace(chat_id)
+    entries = []
+    for entry_id, entry in workspace.entries.items():
+        latest = entry.latest
+        entries.append(
+            {
+                "entry_id": entry_id,
+                "kind": entry.kind,
+                "version": latest.version,
+                "label": latest.label,
+                "visible": entry.visible,
+                "style": entry.style,
+                "sources": [s.model_dump(mode="json") for s in latest.sources],
+                "bytes": latest.blob.size,
+                "geojson_url": entry_url(chat_id, entry_id, latest.version),
+            }
+        )
     return {
         "id": chat_id,
         "title": workspace.title,
-        "messages": _messages(chats, workspace, events),
-        "entries": [_entry(chats, workspace, entry_id) for entry_id in workspace.entries],
+        "entries": entries,
         "view": workspace.view.model_dump(mode="json") if workspace.view else None,
     }
 
@@ -71,114 +79,6 @@ def analysis_view(chats: Chats, chat_id: str, analysis_id: str) -> dict[str, Any
         "error": record.error,
         "output_format": record.output_format,
         "result": _result(chats, chat_id, record),
-    }
-
-
-def _messages(chats: Chats, workspace: Workspace, events: Iterable[Event]) -> list[dict[str, Any]]:
-    messages: list[dict[str, Any]] = []
-    shown: dict[str, list[dict[str, Any]]] = {}  # run id -> data parts, in order
-    asked: dict[str, dict[str, Any]] = {}
-    values = {v.id: v for v in workspace.values}
-    for event in events:
-        body = event.body
-        parts = shown.setdefault(event.run_id, [])
-        if isinstance(body, AnalysisRecorded) and body.output_format == "chart" and not body.error:
-            config = _result(chats, workspace.chat_id, body)
-            if isinstance(config, dict):
-                parts.append(
-                    {
-                        "type": "data-chart",
-                        "data": {
-                            "analysis_id": body.analysis_id,
-                            "name": body.name,
-                            "config": config,
-                        },
-                    }
-                )
-        elif isinstance(body, FigurePresented):
-            cards = [figure_card(values[v]) for v in body.value_ids if v in values]
-            parts.append({"type": "data-figure", "data": {"title": body.title, "figures": cards}})
-        elif isinstance(body, ApprovalAsked):
-            asked[body.approval_id] = {
-                "approval_id": body.approval_id,
-                "tool": body.tool,
-                "args": body.arguments,
-                "preview": approval_preview(
-                    body.tool,
-                    body.arguments,
-                    workspace.entries,
-                    effects=body.effects,
-                    about=body.about,
-                ),
-                "state": "pending",
-            }
-            parts.append({"type": "data-approval", "data": asked[body.approval_id]})
-        elif isinstance(body, ApprovalGiven | ApprovalRefused) and body.approval_id in asked:
-            asked[body.approval_id]["state"] = (
-                "given" if isinstance(body, ApprovalGiven) else "refused"
-            )
-            if isinstance(body, ApprovalRefused):
-                asked[body.approval_id]["reason"] = body.reason
-        elif isinstance(body, MessageAdded):
-            messages.append(_message(body, event, parts))
-    return messages
-
-
-def _message(body: MessageAdded, event: Event, shown: list[dict[str, Any]]) -> dict[str, Any]:
-    parts: list[dict[str, Any]] = []
-    text = ""
-    stopped = False
-    for part in body.parts:
-        kind = part.get("kind")
-        if kind == "text":
-            text += str(part.get("text") or "")
-        elif kind == "tool":
-            parts.append(
-                {
-                    "type": "tool",
-                    "name": part.get("name"),
-                    "ok": part.get("ok"),
-                    "args": part.get("args"),
-                }
-            )
-        elif kind == "upload":
-            parts.append({"type": "data-upload", "data": dict(part)})
-        elif kind == "stopped":
-            stopped = True
-    if body.role == "assistant":
-        parts.extend(shown)
-    if text:
-        parts.append({"type": "text", "text": text})
-    return {
-        "id": body.message_id,
-        "role": body.role,
-        "run_id": event.run_id,
-        "at": event.at.isoformat(),
-        "stopped": stopped,
-        "parts": parts,
-    }
-
-
-def _entry(chats: Chats, workspace: Workspace, entry_id: str) -> dict[str, Any]:
-    entry = workspace.entries[entry_id]
-    latest = entry.latest
-    geojson: Any = None
-    url = None
-    if latest.blob.size <= _MAX_ENTRY_BYTES:
-        geojson = json.loads(chats.read_blob(workspace.chat_id, latest.blob))
-    else:  # the page fetches it by reference, as it does a large entry in a stream
-        chat, named = quote(workspace.chat_id, safe=""), quote(entry_id, safe="")
-        url = f"/api/chats/{chat}/entries/{named}?version={latest.version}"
-    return {
-        "entry_id": entry_id,
-        "kind": entry.kind,
-        "version": latest.version,
-        "label": latest.label,
-        "visible": entry.visible,
-        "style": entry.style,
-        "sources": [s.model_dump(mode="json") for s in latest.sources],
-        "geojson": geojson,
-        **({"geojson_url": url} if url else {}),
     }
 
 

@@ -25,8 +25,8 @@ from geomint.store.sqlite import SQLiteStore, default_path
 
 __all__ = [
     "EXPORT_FORMAT",
-    "ChatSummary",
     "Appended",
+    "ChatSummary",
     "Chats",
     "ConcurrentAppendError",
     "CorruptStoreError",

@@ -79,6 +79,9 @@ async function loadChats() {
 
 // -- opening a chat ----------------------------------------------------------------------
 
+// The largest entry drawn again on reload (a bigger one is listed, not fetched).
+const MAX_RESTORED_BYTES = 20_000_000;
+
 async function openChat(chatId, { push = false } = {}) {
   if (state.controller) state.controller.abort();
   const ticket = ++state.opening; // a later openChat wins, whichever answer comes first
@@ -87,11 +90,20 @@ async function openChat(chatId, { push = false } = {}) {
   messages.replaceChildren();
   liveMap.clear();
   // Opened, or created when new (with the demo data when the model is the demo model).
-  const chat = await api(`/api/chats/${chatId}`, { method: "POST" });
+  await api(`/api/chats/${chatId}`, { method: "POST" });
+  const { parts } = await api(`/api/chats/${chatId}/parts`);
   if (ticket !== state.opening) return;
-  for (const message of chat.messages) messages.append(restoreMessage(message));
-  for (const entry of chat.entries) {
-    if (!entry.geojson) {
+  // The chat is drawn from the parts its runs streamed, with the code that drew them live.
+  const thread = new Thread({ live: false });
+  for (const part of parts) {
+    try {
+      thread.apply(part);
+    } catch (error) {
+      thread.view?.error(`part of this answer could not be shown (${error.message})`);
+    }
+  }
+  for (const entry of thread.entries.values()) {
+    if (entry.bytes > MAX_RESTORED_BYTES) {
       messages.append(el("li", { class: "progress", role: "note",
         text: `${entry.entry_id} (${entry.label}) is too large to draw again after a reload; the model can still read it.` }));
       continue;
@@ -99,34 +111,91 @@ async function openChat(chatId, { push = false } = {}) {
     await liveMap.setEntry(entry);
     if (ticket !== state.opening) return;
   }
-  if (chat.view) liveMap.view(chat.view, { animate: false });
+  if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitEntries();
-  showExamples(chat.messages.length === 0);
+  showExamples(!parts.some((p) => p.type === "question" || p.type === "upload"));
   scrollDown();
   await loadChats();
 }
 
-function restoreMessage(message) {
-  if (message.role === "user") {
-    const upload = message.parts.find((p) => p.type === "data-upload");
-    if (upload) return uploadMessage(upload.data);
-    const text = message.parts.filter((p) => p.type === "text").map((p) => p.text).join("\n");
-    return userMessage(text);
+/**
+ * Draws parts (geomint.ui.parts) in order: a live turn as its parts stream in, and a chat
+ * read back, part by part. A question starts a message of the person's; anything after it
+ * in the run draws in the answer. Read back, the map is drawn once at the end, from the
+ * latest version of each entry and its display state.
+ */
+class Thread {
+  constructor({ live, view = null }) {
+    this.live = live;
+    this.view = view;
+    this.runId = null;
+    this.entries = new Map();
+    this.lastView = null;
   }
-  const view = newAssistant();
-  for (const part of message.parts) {
-    try {
-      if (part.type === "tool") view.toolDone(part.name, part.ok);
-      else if (part.type === "text") { view.appendText(part.text); view.endText(); }
-      else if (part.type === "data-chart") view.chart(part.data);
-      else if (part.type === "data-figure") view.figure(part.data);
-      else if (part.type === "data-approval") view.approval(part.data, { live: false });
-    } catch (error) {
-      view.error(`part of this answer could not be shown (${error.message})`);
+
+  answer(part) {
+    if (!this.view || (part.run_id && part.run_id !== this.runId)) {
+      this.view = newAssistant();
+      messages.append(this.view.node);
+    }
+    this.runId = part.run_id || this.runId;
+    return this.view;
+  }
+
+  apply(part) {
+    switch (part.type) {
+      case "question":
+        if (!this.live) messages.append(userMessage(part.text));
+        this.view = null;
+        this.runId = part.run_id;
+        return;
+      case "upload":
+        if (!this.live) messages.append(uploadMessage(part));
+        this.view = null;
+        return;
+      case "entry": return this.#entry(part);
+      case "display": return this.#display(part);
+      case "view": return this.live ? liveMap.view(part) : (this.lastView = part);
+      case "progress": return this.view?.progress(part);
+      case "run_started":
+        if (this.live && this.view) this.runId = part.run_id;
+        return;
+      case "classified": case "analysis": case "monitor": return;
+      default: break;
+    }
+    const view = this.answer(part);
+    switch (part.type) {
+      case "text": if (!this.live) { view.appendText(part.text); view.endText(); } break;
+      case "tool_call": view.toolStart(part.call_id, part.tool); break;
+      case "tool_result": view.toolEnd(part.call_id, { ok: part.ok, error: part.ok ? null : part.error }); break;
+      case "chart": view.chart(part); break;
+      case "figure": view.figure(part); break;
+      case "observation": view.observation(part); break;
+      case "approval": view.approval(part, { live: this.live }); break;
+      case "approval_answered": view.approvalAnswered(part); break;
+      case "miss": view.miss(part); break;
+      case "monitor_ran": view.monitorRan(part); break;
+      case "run_ended":
+        if (part.error) view.error(part.error);
+        if (part.stopped) view.stopped();
+        break;
+      default: break;
     }
   }
-  if (message.stopped) view.stopped();
-  return view.node;
+
+  #entry(part) {
+    if (this.live) return liveMap.setEntry(part);
+    const shown = this.entries.get(part.entry_id);
+    this.entries.set(part.entry_id, { ...part, visible: shown?.visible ?? true, style: shown?.style ?? null });
+  }
+
+  #display(part) {
+    if (this.live) return liveMap.setDisplay(part.entry_id, part.visible, part.style);
+    const entry = this.entries.get(part.entry_id);
+    if (!entry) return;
+    if (part.visible !== null && part.visible !== undefined) entry.visible = part.visible;
+    if (part.style) entry.style = part.style;
+  }
 }
 
 function newAssistant() {
@@ -158,6 +227,7 @@ async function ask() {
   messages.append(userMessage(text));
   const view = newAssistant();
   messages.append(view.node);
+  const thread = new Thread({ live: true, view });
   scrollDown();
   const controller = new AbortController();
   state.controller = controller;
@@ -168,7 +238,7 @@ async function ask() {
     await streamTurn(chatId, text, (chunk) => {
       if (state.chatId !== chatId) return;
       try {
-        onChunk(view, chunk);
+        onChunk(thread, chunk);
       } catch (error) {
         // One part the page cannot show must not stop it reading the rest of the answer.
         view.error(`part of this answer could not be shown (${error.message})`);
@@ -188,27 +258,11 @@ async function ask() {
   }
 }
 
-function onChunk(view, chunk) {
-  const data = chunk.data || {};
-  switch (chunk.type) {
-    case "text-delta": view.appendText(chunk.delta); break;
-    case "text-end": view.endText(); break;
-    case "tool-input-available": view.toolStart(chunk.toolCallId, chunk.toolName); break;
-    case "tool-output-available": view.toolEnd(chunk.toolCallId, { ok: true }); break;
-    case "tool-output-error": view.toolEnd(chunk.toolCallId, { ok: false, error: chunk.errorText }); break;
-    case "error": view.error(chunk.errorText); break;
-    case "data-progress": view.progress(data); break;
-    case "data-chart": view.chart(data); break;
-    case "data-figure": view.figure(data); break;
-    case "data-approval": view.approval(data); break;
-    case "data-approval-answered": view.approvalAnswered(data); break;
-    case "data-miss": view.miss(data); break;
-    case "data-entry": liveMap.setEntry(data); break;
-    case "data-display": liveMap.setDisplay(data.entry_id, data.visible, data.style); break;
-    case "data-view": liveMap.view(data); break;
-    case "data-done": if (data.stopped) view.stopped(); break;
-    default: break;
-  }
+function onChunk(thread, chunk) {
+  if (chunk.type === "text-delta") thread.answer({}).appendText(chunk.delta);
+  else if (chunk.type === "text-end") thread.view?.endText();
+  else if (chunk.type === "error") thread.answer({}).error(chunk.errorText);
+  else if (chunk.type.startsWith("data-") && chunk.data && chunk.data.type) thread.apply(chunk.data);
 }
 
 // -- the analysis behind a figure -------------------------------------------------------

@@ -33,8 +33,8 @@ from geomint.models.demo import scripted_model
 from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.sandbox import Sandbox, SandboxResult
-from geomint.state import EntryWritten
-from geomint.store import Chats, MemoryStore
+from geomint.state import EntryWritten, Workspace
+from geomint.store import Appended, Chats, MemoryStore
 from geomint.tools import (
     DEFAULT_TOOLS,
     ToolBuilder,
@@ -49,9 +49,10 @@ from geomint.tools import (
 from geomint.tools._digest import cut_to_budget, entry_digest
 from geomint.tools.byod import allowed_path
 from geomint.tools.watch import check_verdict
+from geomint.ui import AnalysisPart, DurablePart, FigurePart, ObservationPart, Projector
 
 SECRET = "s3cr3t-row-7f1c"
-UiLog = list[tuple[str, dict[str, Any]]]
+UiLog = list[DurablePart]
 
 
 # -- helpers -------------------------------------------------------------------------------
@@ -77,9 +78,10 @@ def _context(sandbox: Any, tmp_path: Path, ui: UiLog | None = None, **settings: 
     chats = Chats(MemoryStore())
     chats.create("c1")
     log = ui if ui is not None else []
+    projector = Projector(chats, Workspace(chat_id="c1"))
 
-    async def emit(kind: str, data: dict[str, Any]) -> None:
-        log.append((kind, data))
+    def on_append(appended: Appended) -> None:
+        log.extend(projector.appended(appended))
 
     async def after(ctx: ToolContext, written: EntryWritten) -> None:
         await rerun_watchers(ctx, written)
@@ -92,7 +94,7 @@ def _context(sandbox: Any, tmp_path: Path, ui: UiLog | None = None, **settings: 
         run_id="r1",
         sandbox=sandbox,
         settings=ToolSettings(**settings),
-        emit=emit,
+        on_append=on_append,
         after_entry_written=after,
     )
 
@@ -442,7 +444,7 @@ def test_present_figure_refuses_every_typed_number_shape(
 ) -> None:
     _two_values(ctx)
     run(_refused(ctx, "present_figure", {"value_ids": ["v1", typed]}))
-    assert not [k for k, _ in ui if k == "figure"]
+    assert not [p for p in ui if isinstance(p, FigurePart)]
     assert ctx.refresh().presented == ()
 
 
@@ -458,7 +460,7 @@ def test_a_typed_number_cannot_reach_a_card_through_the_title(ctx: ToolContext, 
     title = "Population 1,234,567 (CC-BY-4.0, Statistics Finland)"
     with contextlib.suppress(ToolError):
         run(_call(ctx, "present_figure", {"value_ids": ["v1"], "title": title}))
-    cards = json.dumps([data for kind, data in ui if kind == "figure"])
+    cards = json.dumps([p.model_dump(mode="json") for p in ui if isinstance(p, FigurePart)])
     assert "1,234,567" not in cards
 
 
@@ -467,7 +469,7 @@ def test_a_typed_number_cannot_reach_a_conflict_through_why(ctx: ToolContext, ui
     why = "the true count is 9,999; both are wrong"
     with contextlib.suppress(ToolError):
         run(_call(ctx, "record_observation", {"value_ids": ["v1", "v2"], "why": why}))
-    shown = json.dumps([data for kind, data in ui if kind == "observation"])
+    shown = json.dumps([p.model_dump(mode="json") for p in ui if isinstance(p, ObservationPart)])
     assert "9,999" not in shown
 
 
@@ -662,8 +664,9 @@ def test_monitor_reruns_run_the_recorded_code_once_and_never_cascade(
     assert [r.trigger.version for r in runs[1:] if r.trigger] == [2, 3]
     # The layers re-runs minted are new entries (v1), which wake nothing.
     assert all(e.version == 1 for e in workspace.of_kind("geometries"))
-    shown = [d for k, d in ui if k == "analysis" and d["name"] == "m"]
-    assert all(d["code"] == code for d in shown)  # every run's code went to the UI
+    shown = [p for p in ui if isinstance(p, AnalysisPart) and p.name == "m"]
+    assert len(shown) == 3
+    assert all(p.code == code for p in shown)  # every run's code went to the UI
 
 
 # -- 8. what user-controlled text reaches the model ----------------------------------------

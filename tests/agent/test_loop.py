@@ -17,9 +17,10 @@ from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
 from geomint.errors import UsageError
 from geomint.models.demo import DemoModel
-from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, ToolFailed
+from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, RunEnded, ToolFailed
 from geomint.store import Chats, SQLiteStore
 from geomint.tools import ToolEntry
+from geomint.ui import TextDeltaPart
 
 _CHART = """\
 from collections import Counter
@@ -72,9 +73,9 @@ def test_seed_example_bar_chart_of_places_by_category_end_to_end(
     assert chart["type"] == "bar"
     assert chart["data"]["labels"][0] == "restaurant"  # the most common category in the data
     (figure,) = result.figures
-    assert figure["id"] == "v1" and figure["value"] == 1326 and figure["unit"] == "places"
-    assert figure["licences"] == ["ODbL-1.0"]
-    assert figure["sources"][0]["publisher"] == "OpenStreetMap contributors"
+    assert (figure.id, figure.value, figure.unit) == ("v1", 1326, "places")
+    assert figure.licences == ("ODbL-1.0",)
+    assert figure.sources[0].publisher == "OpenStreetMap contributors"
     # The classifier's scope narrowed analyse_data to places for the loop's request.
     (_, _, info) = next(s for s in script.seen if s[0] == "loop")
     (tool,) = [t for t in info.function_tools if t.name == "analyse_data"]
@@ -112,7 +113,12 @@ def test_two_failures_with_the_same_arguments_tell_the_model_to_stop(
     assert second["result"]["stop"] == STOP_MESSAGE.format(tool="analyse_data")
     assert third["result"]["not_run"] is True  # a third identical call is not run
     failures = [e.body for e in agent.chats.trace(chat) if isinstance(e.body, ToolFailed)]
-    assert len(failures) == 2  # the third was not run, so it did not fail
+    # Every call's end is kept, the third's too; it says it was not run.
+    assert [isinstance(f.result, dict) and f.result.get("not_run") is True for f in failures] == [
+        False,
+        False,
+        True,
+    ]
     assert result.text == "I could not find that entry."
 
 
@@ -155,10 +161,13 @@ def test_a_run_that_never_answers_stops_at_max_steps(make_agent: Callable[..., M
     assert script.loop_calls == 3
     assert len(result.tool_calls) == 3
     assert "3 model steps" in result.errors[0]
-    # The question and the (empty, stopped) answer are both saved.
-    messages = [e.body for e in agent.chats.trace("loop") if isinstance(e.body, MessageAdded)]
-    assert [m.role for m in messages] == ["user", "assistant"]
-    assert {"kind": "stopped"} in messages[1].parts
+    # The question is saved, and how the run ended (it had no answer to keep).
+    bodies = [e.body for e in agent.chats.trace("loop")]
+    messages = [b for b in bodies if isinstance(b, MessageAdded)]
+    assert [m.role for m in messages] == ["user"]
+    (ended,) = [b for b in bodies if isinstance(b, RunEnded)]
+    assert ended.stopped and ended.steps == 3
+    assert ended.error is not None and "3 model steps" in ended.error
 
 
 def test_a_chat_resumes_after_a_restart_with_the_same_chat_id(
@@ -186,7 +195,7 @@ def test_a_chat_resumes_after_a_restart_with_the_same_chat_id(
     state = result.tool_calls[0]["result"]
     assert [e["entry_id"] for e in state["entries"]] == ["places-1", "geometries-1"]
     assert state["values"][0]["id"] == "v1"
-    assert result.figures[0]["value"] == 1326
+    assert result.figures[0].value == 1326
     # The model saw the earlier question and answer, not the earlier tool results.
     (_, messages, _) = next(s for s in script.seen if s[0] == "loop")
     text = str(messages)
@@ -266,19 +275,20 @@ def test_closing_the_stream_early_keeps_the_partial_answer(
     async def read_three() -> list[str]:
         seen = []
         stream = agent.run_stream("say something", chat_id="stop")
-        async for event in stream:
-            if event.type == "text":
-                seen.append(event.data["delta"])
+        async for part in stream:
+            if isinstance(part, TextDeltaPart):
+                seen.append(part.delta)
                 if len(seen) == 3:
                     break
         await stream.aclose()  # type: ignore[attr-defined]
         return seen
 
     assert run(read_three()) == ["one", " two", " three"]
-    messages = [e.body for e in agent.chats.trace("stop") if isinstance(e.body, MessageAdded)]
+    bodies = [e.body for e in agent.chats.trace("stop")]
+    messages = [b for b in bodies if isinstance(b, MessageAdded)]
     assert messages[-1].role == "assistant"
-    assert messages[-1].parts[0]["text"].startswith("one two three")
-    assert {"kind": "stopped"} in messages[-1].parts
+    assert messages[-1].text().startswith("one two three")
+    assert isinstance(bodies[-1], RunEnded) and bodies[-1].stopped
 
 
 def test_create_map_agent_on_the_defaults_names_its_mode_and_model(tmp_path: Path) -> None:

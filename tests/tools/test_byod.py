@@ -11,6 +11,7 @@ from pydantic import ValidationError
 
 from geomint.providers import bundled
 from geomint.tools import DEFAULT_TOOLS, ToolContext, ToolEntry, ToolError, ToolSettings
+from geomint.ui import DisplayPart, EntryPart
 
 from .conftest import MakeCtx, UiLog
 from .helpers import cafes, call, model_of, parks
@@ -39,8 +40,10 @@ async def test_inline_data_is_stored_as_a_byod_entry(ctx: ToolContext, ui: UiLog
     assert source.evidence == "user-supplied"
     assert source.licence == "not stated"
     assert source.url is None
-    assert ui[-1][0] == "entry"
-    assert ui[-1][1]["geojson"]["features"][0]["properties"]["name"] == "Park one"
+    (shown,) = ui
+    assert isinstance(shown, EntryPart)
+    assert (shown.entry_id, shown.version, shown.features) == ("byod-1", 1, 2)
+    assert shown.geojson_url == "/api/chats/c1/entries/byod-1?version=1"
 
 
 async def test_a_hidden_layer_is_stored_but_not_shown(ctx: ToolContext) -> None:
@@ -193,7 +196,7 @@ async def test_clear_all_hides_every_byod_layer(ctx: ToolContext, ui: UiLog) -> 
 
     assert out == {"changed": ["byod-1", "byod-2"], "visible": False}
     assert [e.visible for e in ctx.refresh().byod] == [False, False]
-    assert [d["entry_id"] for k, d in ui if k == "display"] == ["byod-1", "byod-2"]
+    assert [p.entry_id for p in ui if isinstance(p, DisplayPart)] == ["byod-1", "byod-2"]
 
 
 async def test_update_byod_display_refuses_a_places_id(ctx: ToolContext) -> None:

@@ -10,6 +10,7 @@ from geomint.state import AnalysisRecorded, LayerMinted, ViewChanged
 from geomint.tools import ToolContext, ToolError, ToolResult
 from geomint.tools._kinds import KIND_DOCS, DataScope
 from geomint.tools.data import ANALYSE_DATA, PROCESS_DATA, check_envelope
+from geomint.ui import AnalysisPart, ChartPart, EntryPart, ViewPart
 
 from .conftest import UiLog
 from .helpers import CITY, OSM, cafes, call, collection, parks, point, seed, square
@@ -57,8 +58,9 @@ async def test_a_json_result_is_recorded_with_its_inputs(ctx: ToolContext, ui: U
     assert record.error is None
     assert [i.model_dump() for i in record.inputs] == [{"entry_id": "places-1", "version": 1}]
     assert record.analysis_id == result.model["analysis_id"] == "a1"
-    assert ui[-1][0] == "analysis"
-    assert ui[-1][1]["result"] == {"count": 3}
+    shown = ui[-1]
+    assert isinstance(shown, AnalysisPart)
+    assert (shown.analysis_id, shown.ok, shown.result) == ("a1", True, {"count": 3})
 
 
 async def test_mint_value_lands_in_the_ledger_with_the_inputs_provenance(
@@ -109,10 +111,9 @@ async def test_a_chart_result_is_checked_and_sent_to_the_ui(ctx: ToolContext, ui
     result = await analyse(ctx, code, output_format="chart")
 
     assert not result.failed
-    charts = [data for kind, data in ui if kind == "chart"]
-    assert len(charts) == 1
-    assert charts[0]["config"]["data"]["labels"] == ["bar", "cafe"]
-    assert charts[0]["config"]["data"]["datasets"][0]["data"] == [1, 2]
+    (chart,) = [p for p in ui if isinstance(p, ChartPart)]
+    assert chart.config["data"]["labels"] == ["bar", "cafe"]
+    assert chart.config["data"]["datasets"][0]["data"] == [1, 2]
     assert ctx.refresh().analyses["a1"].output_format == "chart"
 
 
@@ -128,7 +129,7 @@ async def test_a_bad_chart_type_is_a_failed_result_not_an_exception(
     assert "not a chart the UI can draw" in result.model["error"]
     assert "'barr'" in result.model["error"]
     assert "Did you mean 'bar'?" in result.model["error"]
-    assert not [kind for kind, _ in ui if kind == "chart"]
+    assert not [p for p in ui if isinstance(p, ChartPart)]
     record = ctx.refresh().analyses["a1"]
     assert record.error == result.model["error"]
     assert record.result is None
@@ -359,7 +360,7 @@ async def test_process_data_writes_places(ctx: ToolContext, ui: UiLog) -> None:
         {"entry_id": "places-1", "version": 1}
     ]
     assert ctx.entry_data("places-2")["features"][0]["properties"]["name"] == "Kahvila A"
-    assert ("entry", "places-2") in [(k, d.get("entry_id")) for k, d in ui]
+    assert "places-2" in [p.entry_id for p in ui if isinstance(p, EntryPart)]
 
 
 async def test_process_data_refuses_a_polygon_among_places(ctx: ToolContext) -> None:
@@ -473,7 +474,7 @@ async def test_fit_on_map_moves_the_view_to_the_new_entry(ctx: ToolContext, ui: 
     view = ctx.refresh().view
     assert isinstance(view, ViewChanged)
     assert view.bbox == pytest.approx(tuple(bbox))
-    assert ("view", {"bbox": pytest.approx(bbox)}) in ui
+    assert [p.bbox for p in ui if isinstance(p, ViewPart)] == [pytest.approx(tuple(bbox))]
 
 
 async def test_fit_on_map_takes_a_box(ctx: ToolContext) -> None:

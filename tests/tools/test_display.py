@@ -9,7 +9,9 @@ from pydantic import ValidationError
 
 from geomint.tools import ToolContext, ToolError
 from geomint.tools.display import DisplayInput, FitBoundsInput
+from geomint.ui import DisplayPart
 
+from .conftest import UiLog
 from .helpers import cafes, call, collection, parks, point, seed
 
 pytestmark = pytest.mark.anyio
@@ -136,13 +138,9 @@ def test_fit_bounds_takes_a_box_or_entries(arguments: dict[str, Any]) -> None:
         FitBoundsInput.model_validate(arguments)
 
 
-async def test_display_of_a_point_entry_is_sent_to_the_ui(ctx: ToolContext) -> None:
-    sent: list[tuple[str, dict[str, Any]]] = []
-
-    async def emit(kind: str, data: dict[str, Any]) -> None:
-        sent.append((kind, data))
-
-    ctx.emit = emit
+async def test_display_of_a_point_entry_is_sent_to_the_ui(ctx: ToolContext, ui: UiLog) -> None:
     await seed(ctx, "places", collection(point(24.94, 60.17, name="x")))
     await call(ctx, "update_places_display", {"clear_all": True, "action": "hide"})
-    assert sent[-1] == ("display", {"entry_id": "places-1", "visible": False, "style": None})
+    shown = ui[-1]
+    assert isinstance(shown, DisplayPart)
+    assert (shown.entry_id, shown.visible, shown.style) == ("places-1", False, None)

@@ -8,6 +8,7 @@ import pytest
 
 from geomint.state import FigurePresented, ObservationRecorded
 from geomint.tools import ToolContext, ToolError, ToolResult
+from geomint.ui import FigurePart, ObservationPart
 
 from .conftest import UiLog
 from .helpers import CITY, OSM, cafes, call, parks, seed
@@ -56,13 +57,18 @@ async def test_present_figure_shows_minted_values_with_their_sources(
     assert body.value_ids == ("v1", "v3")
     assert body.title == "Counts"
     assert ctx.refresh().presented == (body,)
-    kind, sent = ui[-1]
-    assert kind == "figure"
-    cards = sent["figures"]
-    assert [c["id"] for c in cards] == ["v1", "v3"]
-    assert cards[0]["sources"][0]["publisher"] == "OpenStreetMap contributors"
-    assert cards[1]["sources"][0]["url"] == "https://example.org/boundaries"
-    assert cards[0]["inputs"] == [{"entry_id": "places-1", "version": 1}]
+    shown = ui[-1]
+    assert isinstance(shown, FigurePart)
+    assert shown.title == "Counts"
+    assert [(c.id, c.value, c.unit) for c in shown.figures] == [
+        ("v1", 100, "places"),
+        ("v3", 2.5, "km²"),
+    ]
+    assert shown.figures[0].licences == ("ODbL-1.0",)
+    cards = shown.figures
+    assert cards[0].sources[0].publisher == "OpenStreetMap contributors"
+    assert cards[1].sources[0].url == "https://example.org/boundaries"
+    assert [i.model_dump() for i in cards[0].inputs] == [{"entry_id": "places-1", "version": 1}]
 
 
 async def test_a_repeated_id_is_presented_once(ctx: ToolContext) -> None:
@@ -134,8 +140,9 @@ async def test_an_observation_is_computed_from_the_ledger(ctx: ToolContext, ui: 
     assert conflict.a.value == 100
     assert conflict.b.value == 80
     assert conflict.reason == "OSM counts kiosks the city register leaves out"
-    assert ui[-1][0] == "observation"
-    assert ui[-1][1]["ratio"] == 1.25
+    shown = ui[-1]
+    assert isinstance(shown, ObservationPart)
+    assert shown.conflict.ratio == 1.25
 
 
 async def test_an_observation_across_units_has_no_ratio(ctx: ToolContext) -> None:

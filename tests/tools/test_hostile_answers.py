@@ -96,7 +96,8 @@ async def test_a_star_boundary_costs_its_child_and_is_a_miss(
     assert f"took longer than {quick:g} s and was stopped" in result.model["miss"]
     assert not ctx.refresh().entries
     [missed] = [e.body for e in ctx.chats.trace(ctx.chat_id) if isinstance(e.body, FetchMissed)]
-    assert missed.reason.startswith("unavailable: scripted's answer could not be used")
+    assert missed.code == "unavailable"
+    assert missed.reason.startswith("scripted's answer could not be used")
 
 
 async def test_a_star_search_area_costs_its_child_and_is_refused(

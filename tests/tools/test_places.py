@@ -20,6 +20,7 @@ from geomint.state import FetchMade, FetchMissed, ViewChanged
 from geomint.tools import ToolContext, ToolError, ToolResult
 from geomint.tools._where import union_bbox_km2
 from geomint.tools.places import MAX_TRAFFIC_KM2, Point, RangeInput
+from geomint.ui import MissPart
 
 from .conftest import MakeCtx, UiLog
 from .helpers import call
@@ -136,7 +137,7 @@ async def test_locate_writes_places_and_a_fetch_event(ctx: ToolContext, ui: UiLo
     assert (made.tool, made.provider, made.entry_id) == ("locate_place", "offline", "places-1")
     assert made.sources == (_source("cities"),) == entry.latest.sources
     assert made.request["query"] == "Helsingfors"
-    assert [kind for kind, _ in ui] == ["entry"]
+    assert [p.type for p in ui] == ["entry"]
     assert ctx.refresh().fetches == 1
 
 
@@ -148,16 +149,15 @@ async def test_a_miss_is_a_result_and_an_event(ctx: ToolContext, ui: UiLog) -> N
     assert "'Xyzzyplugh'" in result.model["miss"]
     assert not result.failed  # nothing matched: an answer, not a failure
     [missed] = bodies(ctx, FetchMissed)
-    assert missed.tool == "locate_place" and missed.reason.startswith("not_found: ")
+    assert (missed.tool, missed.code) == ("locate_place", "not_found")
+    assert missed.reason == result.model["miss"]
     assert missed.request["query"] == "Xyzzyplugh"
     assert not ctx.refresh().entries
     reason = result.model["miss"]
-    assert ui == [
-        (
-            "miss",
-            {"tool": "locate_place", "provider": "offline", "code": "not_found", "reason": reason},
-        )
-    ]
+    (shown,) = ui
+    assert isinstance(shown, MissPart)
+    assert (shown.tool, shown.provider, shown.code) == ("locate_place", "offline", "not_found")
+    assert shown.reason == reason
 
 
 async def test_an_unsupported_miss_counts_as_failed(ctx: ToolContext) -> None:
@@ -169,7 +169,7 @@ async def test_an_unsupported_miss_counts_as_failed(ctx: ToolContext) -> None:
     assert result.failed
     assert result.model["code"] == "unsupported"
     assert "central Helsinki" in result.model["miss"]
-    assert bodies(ctx, FetchMissed)[0].reason.startswith("unsupported: ")
+    assert bodies(ctx, FetchMissed)[0].code == "unsupported"
 
 
 async def test_without_providers_the_tools_say_so(make_ctx: MakeCtx) -> None:

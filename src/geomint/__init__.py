@@ -22,6 +22,7 @@ from geomint.errors import (
 if TYPE_CHECKING:
     from geomint.agent import MapAgent, RunResult, create_map_agent
     from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolEntry
+    from geomint.ui import Part
 
 _LAZY = {
     "create_map_agent": "geomint.agent",
@@ -30,6 +31,7 @@ _LAZY = {
     "DEFAULT_TOOLS": "geomint.tools",
     "ToolEntry": "geomint.tools",
     "ToolBuilder": "geomint.tools",
+    "Part": "geomint.ui",
 }
 
 __all__ = [
@@ -38,6 +40,7 @@ __all__ = [
     "MapAgent",
     "ModelFacingError",
     "OperatorError",
+    "Part",
     "RunResult",
     "SandboxUnavailableError",
     "ToolBuilder",

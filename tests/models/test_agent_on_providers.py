@@ -67,7 +67,7 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
     assert result.errors == [], result.errors
     assert result.text == "There are 1,326 places."
     assert [c["name"] for c in result.tool_calls] == ["analyse_data", "present_figure"]
-    assert result.figures[0]["value"] == 1326
+    assert result.figures[0].value == 1326
     classifier, *loop = stub.received
     assert len(loop) == 3  # three model steps after the classifier's one call
     # The loop's first request carried only the two chosen tools, analyse_data scoped.

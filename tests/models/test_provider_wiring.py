@@ -125,7 +125,7 @@ OPENAI = Wire(
     tool_call_ids=_openai_call_ids,
 )
 ANTHROPIC = Wire(
-    spec="anthropic:claude-sonnet-4-5",
+    spec="anthropic:claude-sonnet-4-6",
     root="",  # the Anthropic SDK appends /v1 itself
     path="/v1/messages",
     base_url_env="ANTHROPIC_BASE_URL",

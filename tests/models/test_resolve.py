@@ -46,12 +46,12 @@ def test_demo_by_name_needs_no_key(demo_model: type[Model]) -> None:
 
 
 def test_no_spec_reads_a_real_model_from_geomint_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("GEOMINT_MODEL", "anthropic:claude-sonnet-4-5")
+    monkeypatch.setenv("GEOMINT_MODEL", "anthropic:claude-sonnet-4-6")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "from-env")
     model = resolve_model()
     assert isinstance(model, AnthropicModel)
     assert describe_model(model) == {
-        "name": "claude-sonnet-4-5",
+        "name": "claude-sonnet-4-6",
         "provider": "anthropic",
         "demo": False,
     }
@@ -66,7 +66,7 @@ def test_a_model_instance_is_returned_unchanged() -> None:
     ("spec", "cls", "provider"),
     [
         ("openai:gpt-4.1", OpenAIChatModel, "openai"),
-        ("anthropic:claude-sonnet-4-5", AnthropicModel, "anthropic"),
+        ("anthropic:claude-sonnet-4-6", AnthropicModel, "anthropic"),
     ],
 )
 def test_first_class_providers(spec: str, cls: type[Model], provider: str) -> None:
@@ -96,7 +96,7 @@ def test_other_prefixes_go_to_pydantic_ai(monkeypatch: pytest.MonkeyPatch) -> No
     ("spec", "env", "url"),
     [
         ("openai:gpt-4.1", "OPENAI_BASE_URL", "http://127.0.0.1:9/v1/"),
-        ("anthropic:claude-sonnet-4-5", "ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
+        ("anthropic:claude-sonnet-4-6", "ANTHROPIC_BASE_URL", "http://127.0.0.1:9/"),
     ],
 )
 def test_base_url_argument_wins_over_the_environment(
@@ -112,7 +112,7 @@ def test_base_url_argument_wins_over_the_environment(
 
 @pytest.mark.parametrize(
     ("spec", "variable"),
-    [("openai:gpt-4.1", "OPENAI_API_KEY"), ("anthropic:claude-sonnet-4-5", "ANTHROPIC_API_KEY")],
+    [("openai:gpt-4.1", "OPENAI_API_KEY"), ("anthropic:claude-sonnet-4-6", "ANTHROPIC_API_KEY")],
 )
 def test_a_missing_key_names_the_variable_and_the_demo(spec: str, variable: str) -> None:
     with pytest.raises(UsageError) as caught:
@@ -136,7 +136,7 @@ def test_a_missing_key_says_when_the_spec_came_from_the_environment(
 def test_a_blank_key_counts_as_missing(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANTHROPIC_API_KEY", "  ")
     with pytest.raises(UsageError, match="ANTHROPIC_API_KEY"):
-        resolve_model("anthropic:claude-sonnet-4-5")
+        resolve_model("anthropic:claude-sonnet-4-6")
 
 
 def test_a_local_openai_compatible_server_needs_no_key() -> None:
@@ -144,7 +144,7 @@ def test_a_local_openai_compatible_server_needs_no_key() -> None:
     assert model.base_url == "http://127.0.0.1:11434/v1/"
     # Anthropic has no keyless local servers: the key is still required.
     with pytest.raises(UsageError, match="ANTHROPIC_API_KEY"):
-        resolve_model("anthropic:claude-sonnet-4-5", base_url="http://127.0.0.1:9")
+        resolve_model("anthropic:claude-sonnet-4-6", base_url="http://127.0.0.1:9")
 
 
 def test_an_unknown_provider_suggests_the_near_miss_and_lists_the_known() -> None:

@@ -247,4 +247,4 @@ def _no_prefix_message(spec: str, source: str) -> str:
     names = [n for n in known_model_names() if n.endswith(f":{spec}") and "/" not in n]
     if names:
         return f"{message}, e.g. {names[0]!r}."
-    return f"{message}, e.g. 'openai:gpt-4.1' or 'anthropic:claude-sonnet-4-5', or use 'demo'."
+    return f"{message}, e.g. 'openai:gpt-4.1' or 'anthropic:claude-sonnet-4-6', or use 'demo'."

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 import json
-from datetime import UTC, datetime
 import unicodedata
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest

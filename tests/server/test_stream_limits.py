@@ -1,23 +1,34 @@
-"""A stream part has a size limit: a large entry or analysis result goes by reference.
+"""A stream part has a size limit: parts carry no bulk, and an entry rides inline only when
+it is small.
 
-The red team made the page receive one 75 MB part for a large analysis result. Parts
-over MAX_PART_BYTES now carry a URL the page fetches when it needs the data.
+The red team once made the page receive one 75 MB part for a large analysis result. Now an
+entry part names its GeoJSON by URL (a small one is spliced in from the stored bytes), an
+analysis result over 32 kB is stored apart and named by URL, and any part still over
+MAX_PART_BYTES is withheld with its size.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
 from tests.agent.scripted import run
 from tests.server.web import call, make_agent
+from tests.tools.helpers import call as call_tool
+from tests.tools.helpers import seed
 
-from geomint.agent import AgentEvent, MapAgent
+from geomint.agent import MapAgent
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
-from geomint.server.stream import MAX_PART_BYTES, encode_sse, ui_chunks
+from geomint.server.stream import INLINE_ENTRY_BYTES, MAX_PART_BYTES, encode_sse, ui_chunks
+from geomint.store import Chats, MemoryStore
+from geomint.tools import ToolContext
+from geomint.ui import AnalysisPart, ChartPart, EntryPart, Part, chat_parts, entry_url
+
+ORIGIN: dict[str, Any] = {"seq": 3, "run_id": "r-1", "at": datetime(2026, 1, 2, tzinfo=UTC)}
 
 
 def _points(n: int) -> dict[str, Any]:
@@ -34,49 +45,70 @@ def _points(n: int) -> dict[str, Any]:
     }
 
 
-async def _events(*events: AgentEvent) -> AsyncIterator[AgentEvent]:
-    for event in events:
-        yield event
+async def _stream(*parts: Part) -> AsyncIterator[Part]:
+    for part in parts:
+        yield part
 
 
-def _parts(*events: AgentEvent) -> list[dict[str, Any]]:
+def _sent(stored: dict[tuple[str, int], bytes], *parts: Part) -> list[dict[str, Any]]:
     async def collect() -> list[bytes]:
-        return [line async for line in encode_sse(ui_chunks(_events(*events)), "c 1")]
+        read = lambda entry_id, version: stored.get((entry_id, version))  # noqa: E731
+        return [line async for line in encode_sse(ui_chunks(_stream(*parts)), read)]
 
     lines = run(collect())
     assert all(len(line) <= MAX_PART_BYTES + 1_000 for line in lines)
     return [json.loads(line[6:]) for line in lines if line != b"data: [DONE]\n\n"]
 
 
-def test_a_large_entry_is_sent_by_reference_and_a_small_one_whole() -> None:
-    big, small = _points(20_000), _points(3)
-    assert len(json.dumps(big)) > MAX_PART_BYTES
-    entry = {"entry_id": "byod-1", "kind": "byod", "version": 2, "label": "stops"}
-    parts = _parts(
-        AgentEvent("entry", {**entry, "geojson": big}),
-        AgentEvent("entry", {**entry, "entry_id": "byod-2", "geojson": small}),
+def _entry(entry_id: str, size: int) -> EntryPart:
+    return EntryPart(
+        **ORIGIN,
+        entry_id=entry_id,
+        kind="byod",
+        version=2,
+        label="stops",
+        bytes=size,
+        geojson_url=entry_url("c 1", entry_id, 2),
     )
-    [large, whole] = [p["data"] for p in parts if p["type"] == "data-entry"]
+
+
+def test_a_large_entry_is_sent_by_reference_and_a_small_one_whole() -> None:
+    big, small = json.dumps(_points(20_000)).encode(), json.dumps(_points(3)).encode()
+    assert len(big) > INLINE_ENTRY_BYTES
+    stored = {("byod-1", 2): big, ("byod-2", 2): small}
+    sent = _sent(stored, _entry("byod-1", len(big)), _entry("byod-2", len(small)))
+    [large, whole] = [p["data"] for p in sent if p["type"] == "data-entry"]
     assert "geojson" not in large
     assert large["geojson_url"] == "/api/chats/c%201/entries/byod-1?version=2"
-    assert large["label"] == "stops" and large["bytes"] > MAX_PART_BYTES
-    assert whole["geojson"] == small
+    assert large["label"] == "stops" and large["bytes"] == len(big)
+    assert whole["geojson"] == _points(3)
+    assert whole["seq"] == 3 and whole["run_id"] == "r-1"
 
 
-def test_a_large_analysis_result_is_sent_by_reference_and_anything_else_withheld() -> None:
-    result = list(range(300_000))
-    parts = _parts(
-        AgentEvent("analysis", {"analysis_id": "a1", "ok": True, "result": result}),
-        AgentEvent("chart", {"config": {"data": result}}),
-    )
-    analysis, chart = (p["data"] for p in parts if p["type"] in ("data-analysis", "data-chart"))
-    assert analysis == {
-        "analysis_id": "a1",
-        "ok": True,
-        "result_url": "/api/chats/c%201/analyses/a1",
-        "bytes": analysis["bytes"],
+def test_a_part_over_the_limit_is_withheld_with_its_size() -> None:
+    config: dict[str, Any] = {"type": "bar", "data": {"labels": list(range(300_000))}}
+    chart = ChartPart(**ORIGIN, analysis_id="a1", config=config)
+    [sent] = [p for p in _sent({}, chart) if p["type"] == "data-chart"]
+    assert sent["data"] == {
+        "withheld": True,
+        "bytes": sent["data"]["bytes"],
+        "limit": MAX_PART_BYTES,
     }
-    assert chart == {"withheld": True, "bytes": chart["bytes"], "limit": MAX_PART_BYTES}
+    assert sent["data"]["bytes"] > MAX_PART_BYTES
+
+
+def test_a_large_analysis_result_is_shown_by_reference(in_process: Sandbox) -> None:
+    chats = Chats(MemoryStore())
+    chats.create("c1")
+    ctx = ToolContext(chats=chats, chat_id="c1", run_id="r1", sandbox=in_process)
+    run(seed(ctx, "places", _points(3)))
+    code = "return list(range(300_000))"
+    arguments = {"places_entry_ids": ["places-1"], "name": "big", "code": code}
+    run(call_tool(ctx, "analyse_data", arguments))
+    [analysis] = [p for p in chat_parts(chats, "c1") if isinstance(p, AnalysisPart)]
+    assert analysis.result is None
+    assert analysis.result_url == "/api/chats/c1/analyses/a1"
+    assert len(analysis.model_dump_json()) < 1_000
 
 
 @pytest.fixture

@@ -7,6 +7,7 @@ import asyncio
 import json
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
@@ -19,6 +20,7 @@ from geomint.providers import bundled
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
 from geomint.server.approvals import Approvals
+from geomint.ui import ApprovalAskedPart, TextDeltaPart
 
 _STOPS = {
     "type": "FeatureCollection",
@@ -69,6 +71,14 @@ def test_the_basemap_streets_are_served_gzipped_from_the_bundled_graph(agent: Ma
     assert "content-encoding" not in plain.headers and plain.json() == streets
 
 
+def _parts(app: Any, chat_id: str) -> list[dict[str, Any]]:
+    """The chat's durable parts, as the page reads them back."""
+    response = run(call(app, "GET", f"/api/chats/{chat_id}/parts"))
+    assert response.status_code == 200, response.text
+    parts: list[dict[str, Any]] = response.json()["parts"]
+    return parts
+
+
 def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> None:
     app = create_app(agent)
     assert run(call(app, "GET", "/api/chats/fresh")).status_code == 404
@@ -77,7 +87,8 @@ def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> N
         ("places-1", True),
         ("geometries-1", True),
     ]
-    assert len(opened["entries"][0]["geojson"]["features"]) == 1326
+    places = run(call(app, "GET", opened["entries"][0]["geojson_url"])).json()
+    assert len(places["features"]) == 1326
     assert opened["entries"][0]["sources"][0]["licence"] == "ODbL-1.0"
     again = run(call(app, "POST", "/api/chats/fresh")).json()
     assert [e["entry_id"] for e in again["entries"]] == ["places-1", "geometries-1"]
@@ -96,16 +107,19 @@ def test_a_chat_reads_back_with_its_chart_figures_and_the_code_behind_them(
     assert turn.status_code == 200
     chat = run(call(app, "GET", "/api/chats/reload")).json()
     assert chat["title"] == "Bar chart of these places by category"
-    question, answer = chat["messages"]
-    assert question["role"] == "user" and question["parts"] == [
-        {"type": "text", "text": "Bar chart of these places by category"}
-    ]
-    kinds = [p["type"] for p in answer["parts"]]
-    assert kinds == ["tool", "tool", "data-chart", "data-figure", "text"]
-    assert answer["stopped"] is False
-    chart = answer["parts"][2]["data"]["config"]
+    parts = _parts(app, "reload")
+    (question,) = [p for p in parts if p["type"] == "question"]
+    assert question["text"] == "Bar chart of these places by category"
+    run_parts = [p for p in parts if p["run_id"] == question["run_id"]]
+    assert [p["type"] for p in run_parts] == [
+        "question", "tool_call", "analysis", "chart", "tool_result",
+        "tool_call", "figure", "tool_result", "text", "run_ended",
+    ]  # fmt: skip
+    assert [p["seq"] for p in run_parts] == sorted(p["seq"] for p in run_parts)
+    assert run_parts[-1]["stopped"] is False
+    chart = run_parts[3]["config"]
     assert chart["type"] == "bar" and chart["data"]["datasets"][0]["data"]
-    (card, _) = answer["parts"][3]["data"]["figures"]
+    (card, _) = run_parts[6]["figures"]
     assert card["value"] == 1326 and card["unit"] == "places"
     assert card["sources"][0]["publisher"] == "OpenStreetMap contributors"
     analysis = run(call(app, "GET", f"/api/chats/reload/analyses/{card['minted_by']}")).json()
@@ -133,9 +147,12 @@ def test_a_dropped_file_becomes_a_byod_entry_and_a_message(agent: MapAgent) -> N
     assert (added["entry_id"], added["label"], added["features"]) == ("byod-1", "stops", 3)
     assert len(added["geojson"]["features"]) == 3
     chat = run(call(app, "GET", "/api/chats/drop")).json()
-    (message,) = chat["messages"]
-    assert message["parts"][0]["type"] == "data-upload"
-    assert message["parts"][0]["data"]["entry_id"] == "byod-1"
+    shown = [p for p in _parts(app, "drop") if p["type"] in ("upload", "entry")]
+    assert [(p["type"], p["entry_id"]) for p in shown] == [
+        ("entry", "byod-1"),
+        ("upload", "byod-1"),
+    ]
+    assert shown[1]["name"] == "stops.geojson" and shown[1]["features"] == 3
     (entry,) = chat["entries"]
     assert entry["sources"][0]["publisher"] == "the user"
     assert entry["sources"][0]["evidence"] == "user-supplied"
@@ -213,11 +230,11 @@ def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
         stream = agent.run_stream(
             "Union the park boundaries and show them", chat_id=chat_id, approve=approvals.ask
         )
-        async for event in stream:
-            seen.append(event.type)
-            if event.type == "approval":
-                assert "shapely.union_all" in event.data["preview"]["code"]
-                url = f"/api/chats/{chat_id}/approvals/{event.data['approval_id']}"
+        async for part in stream:
+            seen.append(part.type)
+            if isinstance(part, ApprovalAskedPart):
+                assert "shapely.union_all" in str(part.preview["code"])
+                url = f"/api/chats/{chat_id}/approvals/{part.approval_id}"
                 answer = await call(app, "POST", url, json={"approved": approved})
                 assert answer.status_code == 200
                 again = await call(app, "POST", url, json={"approved": approved})
@@ -228,12 +245,12 @@ def test_an_approval_is_answered_over_http_and_both_answers_are_logged(
     assert "geometries-2" in agent.chats.open("yes").entries
     run(turn("no", False))
     assert "geometries-2" not in agent.chats.open("no").entries
-    for chat_id, state in (("yes", "given"), ("no", "refused")):
-        chat = run(call(app, "GET", f"/api/chats/{chat_id}")).json()
-        (approval,) = [
-            p["data"] for p in chat["messages"][-1]["parts"] if p["type"] == "data-approval"
-        ]
-        assert approval["state"] == state and "union_all" in approval["preview"]["code"]
+    for chat_id, approved in (("yes", True), ("no", False)):
+        parts = _parts(app, chat_id)
+        (approval,) = [p for p in parts if p["type"] == "approval"]
+        (answered,) = [p for p in parts if p["type"] == "approval_answered"]
+        assert answered["approval_id"] == approval["approval_id"]
+        assert answered["approved"] is approved and "union_all" in approval["preview"]["code"]
         assert approval["preview"]["reads"][0]["entry_id"] == "geometries-1"  # as shown live
     response = run(call(app, "POST", "/api/chats/yes/approvals/r-nothing", json={"approved": True}))
     assert response.status_code == 404
@@ -251,15 +268,16 @@ def test_an_unanswered_approval_times_out_as_a_refusal() -> None:
 def test_a_stopped_answer_reads_back_marked_stopped(agent: MapAgent) -> None:
     async def stop_after_first_words() -> None:
         stream = agent.run_stream("What can you do?", chat_id="halt")
-        async for event in stream:
-            if event.type == "text":
+        async for part in stream:
+            if isinstance(part, TextDeltaPart):
                 break
         await stream.aclose()  # type: ignore[attr-defined]
 
     run(stop_after_first_words())
-    chat = run(call(create_app(agent), "GET", "/api/chats/halt")).json()
-    answer = chat["messages"][-1]
-    assert answer["role"] == "assistant" and answer["stopped"] is True
+    parts = _parts(create_app(agent), "halt")
+    kinds = [p["type"] for p in parts]
+    assert kinds[0] == "question" and kinds[-2:] == ["text", "run_ended"]
+    assert parts[-1]["stopped"] is True
 
 
 def test_a_page_of_another_site_cannot_post_in_the_persons_name(agent: MapAgent) -> None:

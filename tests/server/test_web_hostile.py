@@ -35,6 +35,7 @@ from geomint.server import create_app
 from geomint.server.app import MAX_BODY_BYTES, TurnLimiter
 from geomint.server.approvals import Approvals
 from geomint.store import MemoryStore, SQLiteStore
+from geomint.ui import ApprovalAskedPart
 
 
 @pytest.fixture
@@ -97,9 +98,11 @@ def test_a_lone_surrogate_in_the_models_text_ends_the_stream_cleanly(
     response = run(call(app, "POST", "/api/chat", json=ask("hello", "sur")))
     assert response.status_code == 200
     assert response.text.endswith("data: [DONE]\n\n"), response.text[-300:]
-    chat = run(call(app, "GET", "/api/chats/sur"))
+    chat = run(call(app, "GET", "/api/chats/sur/parts"))
     assert chat.status_code == 200
-    assert [m["role"] for m in chat.json()["messages"]] == ["user", "assistant"]
+    shown = [p for p in chat.json()["parts"] if p["type"] in ("question", "text")]
+    assert [p["type"] for p in shown] == ["question", "text"]
+    assert shown[1]["text"].startswith("Here ") and shown[1]["text"].endswith(" is the rest.")
 
 
 @pytest.mark.parametrize("kind", ["memory", "sqlite"])
@@ -202,9 +205,9 @@ async def _pending_approval(agent: MapAgent, approvals: Approvals, chat_id: str)
         stream = agent.run_stream(
             "Union the park boundaries and show them", chat_id=chat_id, approve=approvals.ask
         )
-        async for event in stream:
-            if event.type == "approval" and not asked.done():
-                asked.set_result(event.data["approval_id"])
+        async for part in stream:
+            if isinstance(part, ApprovalAskedPart) and not asked.done():
+                asked.set_result(part.approval_id)
 
     task = asyncio.create_task(turn())
     approval_id = await asyncio.wait_for(asked, 10)

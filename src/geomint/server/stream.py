@@ -1,9 +1,11 @@
 """A run's parts in the Vercel AI UI-message stream protocol, as server-sent events.
 
 The browser speaks a standard protocol rather than one of ours. Answer text arrives as
-``text-start`` / ``text-delta`` / ``text-end`` (so any AI SDK client shows the answer),
-and every typed part (:mod:`geomint.ui.parts`) as a ``data-<type>`` part whose data is
-the part itself, ``data-tool-call`` and ``data-entry`` say. Transient parts (progress, the
+``text-start`` / ``text-delta`` / ``text-end``, tool calls as ``tool-input-available`` and
+``tool-output-available`` / ``tool-output-error``, and a run's error as ``error`` (so any
+AI SDK client shows them); every typed part (:mod:`geomint.ui.parts`) follows as a
+``data-<type>`` part whose data is the part itself (``data-tool-call``, ``data-entry``, ...),
+and the page reads only those. Transient parts (progress, the
 run's start, the classification) are marked ``transient``; every other part carries the
 ``seq`` and ``run_id`` of the event it was projected from, and reads back the same from
 ``GET /api/chats/{id}/parts``. The chunk types are pydantic-ai's own
@@ -25,15 +27,27 @@ from pydantic import PrivateAttr
 from pydantic_ai.ui.vercel_ai.response_types import (
     BaseChunk,
     DataChunk,
+    ErrorChunk,
     FinishChunk,
     StartChunk,
     TextDeltaChunk,
     TextEndChunk,
     TextStartChunk,
+    ToolInputAvailableChunk,
+    ToolOutputAvailableChunk,
+    ToolOutputErrorChunk,
 )
 from pydantic_core import PydanticSerializationError
 
-from geomint.ui import EntryPart, Part, TextDeltaPart, TextPart, is_durable
+from geomint.ui import (
+    EntryPart,
+    Part,
+    RunEndedPart,
+    TextDeltaPart,
+    ToolCallPart,
+    ToolResultPart,
+    is_durable,
+)
 
 __all__ = ["HEADERS", "INLINE_ENTRY_BYTES", "MAX_PART_BYTES", "encode_sse", "ui_chunks"]
 
@@ -81,17 +95,35 @@ async def ui_chunks(parts: AsyncIterator[Part]) -> AsyncIterator[BaseChunk]:
             # Text between tool calls is its own part: close it before anything else.
             yield TextEndChunk(id=text_id)
             text_id = None
-        kind = f"data-{part.type.replace('_', '-')}"
-        data = part.model_dump(mode="json")
+        for chunk in _sdk_chunks(part):
+            yield chunk
         if isinstance(part, EntryPart):
             yield _EntryChunk.of(part)
-        elif isinstance(part, TextPart) or is_durable(part):
-            yield DataChunk(type=kind, data=data)
-        else:
-            yield DataChunk(type=kind, data=data, transient=True)
+            continue
+        kind = f"data-{part.type.replace('_', '-')}"
+        yield DataChunk(
+            type=kind, data=part.model_dump(mode="json"), transient=not is_durable(part)
+        )
     if text_id is not None:
         yield TextEndChunk(id=text_id)
     yield FinishChunk()
+
+
+def _sdk_chunks(part: Part) -> list[BaseChunk]:
+    """The AI SDK's own chunks for a tool call, its end and a run's error, so any AI SDK
+    client shows them; the page reads the typed part that follows instead."""
+    match part:
+        case ToolCallPart(call_id=str(call_id)):
+            return [ToolInputAvailableChunk(tool_call_id=call_id, tool_name=part.tool,
+                                            input=part.args)]  # fmt: skip
+        case ToolResultPart(call_id=str(call_id), ok=True):
+            return [ToolOutputAvailableChunk(tool_call_id=call_id, output=part.result)]
+        case ToolResultPart(call_id=str(call_id)):
+            error = part.error or "the tool failed"
+            return [ToolOutputErrorChunk(tool_call_id=call_id, error_text=error)]
+        case RunEndedPart(error=str(error)):
+            return [ErrorChunk(error_text=error)]
+    return []
 
 
 async def encode_sse(

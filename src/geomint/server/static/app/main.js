@@ -258,10 +258,10 @@ async function ask() {
   }
 }
 
+// The stream's AI SDK chunks for tool calls and errors repeat typed parts the page reads.
 function onChunk(thread, chunk) {
   if (chunk.type === "text-delta") thread.answer({}).appendText(chunk.delta);
   else if (chunk.type === "text-end") thread.view?.endText();
-  else if (chunk.type === "error") thread.answer({}).error(chunk.errorText);
   else if (chunk.type.startsWith("data-") && chunk.data && chunk.data.type) thread.apply(chunk.data);
 }
 

@@ -66,8 +66,8 @@ def test_state_and_store_exports() -> None:
     import geomint.store
 
     assert sorted(geomint.store.__all__) == sorted([
-        "EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "ConcurrentAppendError", "CorruptStoreError",
-        "MemoryStore", "NoSuchChatError", "RefusedEventError", "SQLiteStore",
+        "EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "ConcurrentAppendError",
+        "CorruptStoreError", "MemoryStore", "NoSuchChatError", "RefusedEventError", "SQLiteStore",
         "SchemaTooNewError", "Store", "StoreError", "StoreUnavailableError", "default_path",
         "open_store",
     ])  # fmt: skip

@@ -3,7 +3,15 @@
 ``tests/fixtures/chats`` holds one chat per demo prompt (and one with a refused approval
 and a dropped file), written by the commit each file names (``written_by``) with
 ``export_fixture_chats.py``, beside what that geomint's web app returned when the chat
-was opened. Each is imported into today's geomint, folded, exported again and read back.
+was opened (``read_back``). Each is imported into today's geomint, folded, exported again,
+and read back as parts:
+
+- everything the earlier read-back showed is in today's parts, the same (questions,
+  answers, tool calls and whether they succeeded, charts, figure cards, approvals and
+  their answers, uploads, whether a run was stopped), and the map holds the same entries
+  with the same data, display state and camera;
+- the parts themselves are pinned in ``tests/fixtures/chats/parts`` (written by
+  ``write_fixture_parts.py``), so a later change to the projection is a deliberate one.
 """
 
 from __future__ import annotations
@@ -16,11 +24,13 @@ from typing import Any
 import pytest
 
 from geomint.models.demo import DEMO_PROMPTS
-from geomint.server.thread import chat_view
+from geomint.server.thread import chat_view, entry_geojson
 from geomint.store import Chats, MemoryStore
+from geomint.ui import chat_parts
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "chats"
 CHATS = sorted(FIXTURES.glob("*.json.gz"))
+PARTS = FIXTURES / "parts"
 
 
 def _fixture(path: Path) -> dict[str, Any]:
@@ -28,17 +38,97 @@ def _fixture(path: Path) -> dict[str, Any]:
     return data
 
 
+def _imported(path: Path) -> tuple[Chats, str, dict[str, Any]]:
+    fixture = _fixture(path)
+    chats = Chats(MemoryStore())
+    return chats, chats.import_(fixture["export"]), fixture
+
+
+def _shown_then(read_back: dict[str, Any]) -> dict[str, list[Any]]:
+    """What the earlier web app showed of a chat on reload, kind by kind."""
+    shown: dict[str, list[Any]] = {k: [] for k in _KINDS}
+    for message in read_back["messages"]:
+        for part in message["parts"]:
+            kind, data = part["type"], part.get("data", {})
+            if kind == "text":
+                shown["question" if message["role"] == "user" else "answer"].append(part["text"])
+            elif kind == "tool":
+                shown["tool"].append((part["name"], part["ok"]))
+            elif kind == "data-chart":
+                shown["chart"].append(data["config"])
+            elif kind == "data-figure":
+                shown["figure"].append((data["title"], data["figures"]))
+            elif kind == "data-approval":
+                answer = {"given": True, "refused": False}.get(data["state"])
+                shown["approval"].append((data["approval_id"], data["tool"], data["preview"], answer))
+            elif kind == "data-upload":
+                shown["upload"].append((data["name"], data["entry_id"], data["features"]))
+        if message["role"] == "assistant":
+            shown["stopped"].append(message["stopped"])
+    return shown
+
+
+_KINDS = ("question", "answer", "tool", "chart", "figure", "approval", "upload", "stopped")
+
+
+def _shown_now(parts: list[dict[str, Any]]) -> dict[str, list[Any]]:
+    """The same facts from today's parts."""
+    shown: dict[str, list[Any]] = {k: [] for k in _KINDS}
+    results = [p for p in parts if p["type"] == "tool_result"]
+    answers = {p["approval_id"]: p["approved"] for p in parts if p["type"] == "approval_answered"}
+    for part in parts:
+        kind = part["type"]
+        if kind in ("question", "text"):
+            shown["question" if kind == "question" else "answer"].append(part["text"])
+        elif kind == "tool_call":
+            ok = results.pop(0)["ok"]
+            shown["tool"].append((part["tool"], ok))
+        elif kind == "chart":
+            shown["chart"].append(part["config"])
+        elif kind == "figure":
+            shown["figure"].append((part["title"], part["figures"]))
+        elif kind == "approval":
+            answer = answers.get(part["approval_id"])
+            shown["approval"].append((part["approval_id"], part["tool"], part["preview"], answer))
+        elif kind == "upload":
+            shown["upload"].append((part["name"], part["entry_id"], part["features"]))
+        elif kind == "run_ended":
+            shown["stopped"].append(part["stopped"])
+    return shown
+
+
 def test_there_is_a_fixture_chat_per_demo_prompt() -> None:
     assert len(CHATS) >= len(DEMO_PROMPTS) + 1
 
 
 @pytest.mark.parametrize("path", CHATS, ids=[p.name.split(".")[0] for p in CHATS])
-def test_a_stored_chat_opens_and_reads_back_unchanged(path: Path) -> None:
-    fixture = _fixture(path)
-    chats = Chats(MemoryStore())
-    chat_id = chats.import_(fixture["export"])
+def test_a_stored_chat_opens_and_exports_unchanged(path: Path) -> None:
+    chats, chat_id, fixture = _imported(path)
     workspace = chats.open(chat_id)  # folding every event must still work
     assert workspace.last_seq == len(fixture["export"]["events"])
     # Re-exported byte for byte: no event changed on the way in or out.
     assert json.loads(json.dumps(chats.export(chat_id), default=str)) == fixture["export"]
-    assert json.loads(json.dumps(chat_view(chats, chat_id), default=str)) == fixture["read_back"]
+
+
+@pytest.mark.parametrize("path", CHATS, ids=[p.name.split(".")[0] for p in CHATS])
+def test_a_stored_chat_shows_what_it_showed_before(path: Path) -> None:
+    chats, chat_id, fixture = _imported(path)
+    then = fixture["read_back"]
+    parts = [p.model_dump(mode="json") for p in chat_parts(chats, chat_id)]
+    assert _shown_now(parts) == _shown_then(then)
+    now = json.loads(json.dumps(chat_view(chats, chat_id), default=str))
+    assert (now["title"], now["view"]) == (then["title"], then["view"])
+    keys = ("entry_id", "kind", "version", "label", "visible", "style", "sources")
+    assert [{k: e[k] for k in keys} for e in now["entries"]] == [
+        {k: e[k] for k in keys} for e in then["entries"]
+    ]
+    for entry in then["entries"]:
+        stored = entry_geojson(chats, chat_id, entry["entry_id"], entry["version"])
+        assert stored is not None and json.loads(stored) == entry["geojson"]
+
+
+@pytest.mark.parametrize("path", CHATS, ids=[p.name.split(".")[0] for p in CHATS])
+def test_a_stored_chat_reads_back_as_the_same_parts(path: Path) -> None:
+    chats, chat_id, _ = _imported(path)
+    pinned = json.loads((PARTS / f"{path.name.split('.')[0]}.json").read_text())
+    assert [p.model_dump(mode="json") for p in chat_parts(chats, chat_id)] == pinned["parts"]

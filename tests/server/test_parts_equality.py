@@ -1,0 +1,61 @@
+"""A chat read back shows exactly what its run streamed, part for part.
+
+Each demo prompt is asked through ``POST /api/chat`` (the web app's own path: the demo
+model, the real classifier, tools, sandbox and store); the durable parts the stream
+carried are collected, the chat is read back through ``GET /api/chats/{id}/parts``, and
+that run's parts must be equal, in the same order.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from tests.agent.scripted import run
+from tests.server.web import ask, call, make_agent
+
+from geomint.agent import MapAgent
+from geomint.models.demo import DEMO_PROMPTS
+from geomint.sandbox import Sandbox
+from geomint.server import create_app
+from geomint.ui import PART_ADAPTER, is_durable
+
+
+@pytest.fixture
+def agent(in_process: Sandbox) -> Iterator[MapAgent]:
+    yield make_agent(in_process, require_approval=[])
+
+
+def _streamed(body: str) -> list[dict[str, Any]]:
+    """The typed parts a stream carried (``data-*`` chunks), in order."""
+    parts = []
+    for line in body.split("\n\n"):
+        if not line.startswith("data: {"):
+            continue
+        chunk = json.loads(line[len("data: ") :])
+        if chunk["type"].startswith("data-"):
+            data = dict(chunk["data"])
+            data.pop("geojson", None)  # a small entry rides inline; it is the stored layer
+            parts.append(data)
+    return parts
+
+
+@pytest.mark.parametrize("prompt", [p.text for p in DEMO_PROMPTS])
+def test_what_a_run_streamed_reads_back_the_same(agent: MapAgent, prompt: str) -> None:
+    app = create_app(agent)
+    assert run(call(app, "POST", "/api/chats/same")).status_code == 200  # the demo data
+    response = run(call(app, "POST", "/api/chat", json=ask(prompt, "same")))
+    assert response.status_code == 200
+    streamed = _streamed(response.text)
+    durable = [p for p in streamed if is_durable(PART_ADAPTER.validate_python(p))]
+    transient = [p["type"] for p in streamed if p not in durable]
+    assert set(transient) <= {"run_started", "classified", "progress"}
+    (question,) = [p for p in durable if p["type"] == "question"]
+    assert question["text"] == prompt
+    assert durable[-1]["type"] == "run_ended" and durable[-1]["stopped"] is False
+    assert all(p["run_id"] == question["run_id"] for p in durable)
+
+    read_back = run(call(app, "GET", "/api/chats/same/parts")).json()["parts"]
+    assert [p for p in read_back if p["run_id"] == question["run_id"]] == durable

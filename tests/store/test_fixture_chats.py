@@ -60,7 +60,8 @@ def _shown_then(read_back: dict[str, Any]) -> dict[str, list[Any]]:
                 shown["figure"].append((data["title"], data["figures"]))
             elif kind == "data-approval":
                 answer = {"given": True, "refused": False}.get(data["state"])
-                shown["approval"].append((data["approval_id"], data["tool"], data["preview"], answer))
+                asked = (data["approval_id"], data["tool"], data["preview"])
+                shown["approval"].append((*asked, answer))
             elif kind == "data-upload":
                 shown["upload"].append((data["name"], data["entry_id"], data["features"]))
         if message["role"] == "assistant":
@@ -88,8 +89,8 @@ def _shown_now(parts: list[dict[str, Any]]) -> dict[str, list[Any]]:
         elif kind == "figure":
             shown["figure"].append((part["title"], part["figures"]))
         elif kind == "approval":
-            answer = answers.get(part["approval_id"])
-            shown["approval"].append((part["approval_id"], part["tool"], part["preview"], answer))
+            asked = (part["approval_id"], part["tool"], part["preview"])
+            shown["approval"].append((*asked, answers.get(part["approval_id"])))
         elif kind == "upload":
             shown["upload"].append((part["name"], part["entry_id"], part["features"]))
         elif kind == "run_ended":

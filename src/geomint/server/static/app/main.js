@@ -145,8 +145,11 @@ class Thread {
   apply(part) {
     switch (part.type) {
       case "question":
-        if (!this.live) messages.append(userMessage(part.text));
-        this.view = null;
+        // Live, the page drew the question and the answer's message when it was sent.
+        if (!this.live) {
+          messages.append(userMessage(part.text));
+          this.view = null;
+        }
         this.runId = part.run_id;
         return;
       case "upload":

@@ -5,7 +5,7 @@
 * boundaries: country polygons and the demo city's parks, gardens and squares;
 * place search: the demo city's points of interest, by text or category, near a point
   or within areas;
-* routes and reachable areas: on the demo city's road graph (see :mod:`.routing`).
+* routes and reachable areas: on the demo city's road graph (see :mod:`._router`).
 
 Every answer carries the provenance of the bundled file it came from (publisher, licence,
 the data's date). Outside what the data covers, a call is a miss that says so, never a
@@ -468,9 +468,9 @@ class OfflineProvider:
         alternatives: int = 0,
     ) -> Found:
         """A route on the demo city's road graph."""
-        from geomint.providers import routing  # noqa: PLC0415 - loads the graph on first use
+        from geomint.providers.offline import _router  # noqa: PLC0415 - loads the graph on first use
 
-        return routing.route(self, waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
+        return _router.route(self, waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
 
     async def reachable(
         self,
@@ -482,6 +482,6 @@ class OfflineProvider:
         depart_at: datetime | None = None,
     ) -> Found:
         """The area reachable on the demo city's road graph within a budget."""
-        from geomint.providers import routing  # noqa: PLC0415
+        from geomint.providers.offline import _router  # noqa: PLC0415
 
-        return routing.reachable(self, origin, time_s=time_s, distance_m=distance_m, mode=mode)
+        return _router.reachable(self, origin, time_s=time_s, distance_m=distance_m, mode=mode)

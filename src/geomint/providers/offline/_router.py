@@ -34,7 +34,7 @@ from geomint.providers.base import (
 )
 
 if TYPE_CHECKING:
-    from geomint.providers.offline import OfflineProvider
+    from geomint.providers.offline._provider import OfflineProvider
 
 __all__ = ["reachable", "route"]
 

@@ -111,3 +111,23 @@ def test_confine_exports() -> None:
         "default_read_paths",
         "worker_environment",
     ]
+
+
+def test_providers_exports() -> None:
+    import geomint.providers
+    import geomint.providers.offline
+    import geomint.providers.osm
+    import geomint.providers.tomtom
+
+    assert sorted(geomint.providers.__all__) == sorted([
+        "Avoid", "BoundarySource", "Found", "Geocoder", "LonLat", "OfflineProvider",
+        "OsmProvider", "PlaceSearch", "ProviderMiss", "Providers", "RangeFinder", "Router",
+        "TomTomProvider", "TrafficSource", "TravelMode", "default_providers",
+    ])  # fmt: skip
+    assert geomint.providers.offline.__all__ == ["OfflineProvider", "category_of"]
+    assert geomint.providers.osm.__all__ == ["OsmProvider"]
+    assert geomint.providers.tomtom.__all__ == ["TomTomProvider"]
+    for module in (geomint.providers, geomint.providers.offline, geomint.providers.osm,
+                   geomint.providers.tomtom):  # fmt: skip
+        for name in module.__all__:
+            assert getattr(module, name) is not None

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from geomint.providers import osm_routes
-from geomint.providers.osm_routes import MAX_POSITIONS, decode_polyline
+from geomint.providers.osm import _routes
+from geomint.providers.osm._routes import MAX_POSITIONS, decode_polyline
 
 DEPARTURE = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -44,22 +44,20 @@ def test_an_osrm_answer_with_more_waypoints_than_sent_is_refused_at_once() -> No
     answer = _osrm(1_000, 100_000)
     cpu = _host_cpu_s()
     with pytest.raises(ValueError, match="1000 waypoints in the answer for 2 sent"):
-        osm_routes.osrm_routes(answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=2)
+        _routes.osrm_routes(answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=2)
     assert _host_cpu_s() - cpu < 0.5
 
 
 def test_an_osrm_answer_over_the_position_cap_is_refused_before_it_is_read() -> None:
     answer = _osrm(2, MAX_POSITIONS + 1)
     with pytest.raises(ValueError, match="positions, over 250,000"):
-        osm_routes.osrm_routes(answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=2)
+        _routes.osrm_routes(answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=2)
 
 
 def test_twenty_waypoints_over_the_most_positions_cost_well_under_a_second() -> None:
     answer = _osrm(20, MAX_POSITIONS)
     started = time.monotonic()
-    [route] = osm_routes.osrm_routes(
-        answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=20
-    )
+    [route] = _routes.osrm_routes(answer, mode="car", avoid=(), departure=DEPARTURE, waypoints=20)
     assert time.monotonic() - started < 3  # 34 s for 1,000 waypoints over 100,000 before
     assert len(route["properties"]["sections"]) == 19
 
@@ -71,6 +69,6 @@ def test_a_valhalla_shape_over_the_position_cap_stops_decoding_there() -> None:
     assert _host_cpu_s() - cpu < 5  # 60 s and 2 GB before
     trip = {"legs": [{"shape": "AA" * 200_000, "summary": {"length": 1, "time": 1}}] * 2}
     with pytest.raises(ValueError, match="more than 50,000 positions"):
-        osm_routes.valhalla_routes(
+        _routes.valhalla_routes(
             {"trip": trip}, mode="car", avoid=(), departure=DEPARTURE
         )  # the cap is for every leg and trip together

@@ -22,9 +22,9 @@ from tests.providers.contract import (
 )
 
 from geomint.provenance import Provenance
-from geomint.providers import _text, base, bundled, offline
+from geomint.providers import _text, base, bundled
 from geomint.providers.base import Found, ProviderMiss, Providers
-from geomint.providers.offline import OfflineProvider
+from geomint.providers.offline import OfflineProvider, _provider
 
 pytestmark = pytest.mark.anyio
 
@@ -99,7 +99,7 @@ def test_providers_single_offers_everything_but_traffic(provider: OfflineProvide
     assert providers.traffic is None
 
 
-@pytest.mark.parametrize("module", [offline, _text, base], ids=lambda m: m.__name__)
+@pytest.mark.parametrize("module", [_provider, _text, base], ids=lambda m: m.__name__)
 def test_docstring_examples_run(module: Any) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0

@@ -37,9 +37,8 @@ from tests.providers.recorded_server import RecordedServer, Reply, Seen, guard_s
 
 from geomint._http_client import USER_AGENT, MemoryCache, RateLimiter, RequestPolicy
 from geomint.errors import UsageError
-from geomint.providers import osm, osm_nominatim, osm_overpass, osm_routes, osm_service
 from geomint.providers.base import ProviderMiss, Providers, TrafficSource
-from geomint.providers.osm import OsmProvider
+from geomint.providers.osm import OsmProvider, _nominatim, _overpass, _provider, _routes, _service
 
 pytestmark = pytest.mark.anyio
 
@@ -196,7 +195,7 @@ def test_the_stack_offers_no_traffic() -> None:
     chosen = Providers.single(provider)
     assert not isinstance(provider, TrafficSource) and chosen.traffic is None
     assert chosen.geocoder is chosen.places is chosen.router is chosen.ranges is provider
-    assert "traffic" in (osm.__doc__ or "")
+    assert "traffic" in (_provider.__doc__ or "")
 
 
 def test_the_base_urls_are_trusted_so_they_may_be_self_hosted() -> None:
@@ -211,7 +210,7 @@ def test_the_base_urls_are_trusted_so_they_may_be_self_hosted() -> None:
     assert provider.nominatim.url("/search") == "http://10.0.0.5:8080/search"
     assert provider.nominatim.policy.rate_per_s == 1.0
     assert provider.osrm.policy.rate_per_s is None
-    assert provider.overpass.policy.timeout_s > osm_overpass.QUERY_TIMEOUT_S
+    assert provider.overpass.policy.timeout_s > _overpass.QUERY_TIMEOUT_S
     assert provider.nominatim.policy.cache is not None  # Nominatim asks callers to cache
 
 
@@ -416,12 +415,12 @@ def test_a_large_polygon_is_sent_simplified_and_never_smaller() -> None:
         for a in (2 * math.pi * i / 3000 for i in range(3000))
     ]
     original = shapely.Polygon(ring)
-    search = osm_overpass.plan(
+    search = _overpass.plan(
         query=None, category="cafe", near=None, radius_m=None, within=[original], limit=10
     )
     (pairs,) = re.findall(r'poly:"([^"]+)"', search.ql)
     numbers = [float(v) for v in pairs.split()]
-    assert len(numbers) // 2 <= osm_overpass.MAX_POLYGON_VERTICES
+    assert len(numbers) // 2 <= _overpass.MAX_POLYGON_VERTICES
     sent = shapely.Polygon(list(zip(numbers[1::2], numbers[0::2], strict=True)))
     assert sent.covers(original)
     assert sent.area < original.area * 1.01
@@ -430,14 +429,14 @@ def test_a_large_polygon_is_sent_simplified_and_never_smaller() -> None:
 
 def test_many_polygons_are_sent_as_their_hull() -> None:
     parts = [shapely.box(24.9 + i * 0.01, 60.1, 24.905 + i * 0.01, 60.105) for i in range(12)]
-    search = osm_overpass.plan(
+    search = _overpass.plan(
         query="x", category=None, near=None, radius_m=None, within=parts, limit=10
     )
     assert search.ql.count("poly:") == 1 and "convex hull" in search.notes[0]
 
 
 def test_near_and_within_together_ask_for_places_in_both() -> None:
-    search = osm_overpass.plan(
+    search = _overpass.plan(
         query=None,
         category="museum",
         near=SENAATINTORI,
@@ -797,7 +796,7 @@ async def test_a_service_that_is_down_or_slow_is_unavailable(
 
 
 @pytest.mark.parametrize(
-    "module", [osm, osm_nominatim, osm_overpass, osm_routes, osm_service], ids=lambda m: m.__name__
+    "module", [_provider, _nominatim, _overpass, _routes, _service], ids=lambda m: m.__name__
 )
 def test_docstring_examples_run(module: Any) -> None:
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
@@ -806,8 +805,8 @@ def test_docstring_examples_run(module: Any) -> None:
 
 def test_a_polyline_round_trips_valhallas_shape() -> None:
     shape6 = json.loads((RECORDED / "valhalla_route.json").read_text())["trip"]["legs"][0]["shape"]
-    line = osm_routes.decode_polyline(shape6)
+    line = _routes.decode_polyline(shape6)
     assert line[0] == list(RAUTATIENTORI) and line[-1] == list(SENAATINTORI) and len(line) == 6
     assert haversine_m(line[0], line[-1]) < 700
     with pytest.raises(ValueError, match="ends in the middle"):
-        osm_routes.decode_polyline(shape6[:-1] + "_")
+        _routes.decode_polyline(shape6[:-1] + "_")

@@ -10,6 +10,7 @@ request must match a recorded route.
 
 from __future__ import annotations
 
+import doctest
 import json
 import socket
 import time
@@ -713,3 +714,11 @@ def _positions(value: Any) -> Iterator[tuple[float, float]]:
     elif isinstance(value, list):
         for item in value:
             yield from _positions(item)
+
+
+def test_docstring_examples_run() -> None:
+    from geomint.providers.tomtom import _provider as module  # here _provider is the factory
+
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0
+    assert result.failed == 0

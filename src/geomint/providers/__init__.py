@@ -2,10 +2,11 @@
 implementations.
 
 :mod:`geomint.providers.base` holds the protocols and the result every call returns
-(:class:`Found`) or the miss it raises (:class:`ProviderMiss`). Three implementations:
-:class:`OfflineProvider` (bundled data, no network: the default), :class:`TomTomProvider`
-(``TOMTOM_API_KEY``) and :class:`OsmProvider` (Nominatim, Overpass, OSRM, Valhalla; public
-or self-hosted). :func:`default_providers` picks one from the environment.
+(:class:`Found`) or the miss it raises (:class:`ProviderMiss`). Three implementations, a
+package each: :class:`OfflineProvider` (``offline``: bundled data, no network, the
+default), :class:`TomTomProvider` (``tomtom``: ``TOMTOM_API_KEY``) and :class:`OsmProvider`
+(``osm``: Nominatim, Overpass, OSRM, Valhalla; public or self-hosted).
+:func:`default_providers` picks one from the environment.
 """
 
 from __future__ import annotations

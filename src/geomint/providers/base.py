@@ -20,6 +20,11 @@ Shapes every implementation returns, so tools and code read them the same way:
   ``distance_m``) and ``mode``;
 * an incident: a Point or LineString Feature with ``category``, ``magnitude`` (0-4),
   ``delay_s``, ``from``, ``to``, ``start``, ``end``.
+
+Besides the misses each protocol method lists, a call to an online service (TomTom, the
+OpenStreetMap stack) can miss as the service did: ``rate_limited`` (it limited the calls
+past the retries), ``unavailable`` (a 5xx, a timeout, an answer that does not read) or
+``refused`` (it rejected the request or the key, or geomint refused to send it).
 """
 
 from __future__ import annotations
@@ -123,7 +128,24 @@ class Geocoder(Protocol):
         near: LonLat | None = None,
         country: str | None = None,
         limit: int = 5,
-    ) -> Found: ...
+    ) -> Found:
+        """Find places by name: addresses, streets, cities, countries, points of interest.
+
+        Args:
+            query: The name, as a person writes it (``"Kiasma"``, ``"Sao Paulo"``).
+            near: A (lon, lat) to prefer places near; it ranks, it does not filter.
+            country: An ISO 3166-1 alpha-2 code (``"FI"``): only places in that country.
+            limit: The most places to return (Nominatim gives at most 40, TomTom 100).
+
+        Returns:
+            Place Point Features, the best match first, each with its ``score``.
+
+        Raises:
+            ProviderMiss: ``not_found`` when no place matches, or the query is empty;
+                ``refused`` instead for an empty query on the OSM stack, and for a
+                ``near`` that is not a position on TomTom; or an online service's miss
+                (see the module docstring).
+        """
 
 
 @runtime_checkable
@@ -145,7 +167,36 @@ class PlaceSearch(Protocol):
         radius_m: float | None = None,
         within: Sequence[Mapping[str, Any]] = (),
         limit: int = 50,
-    ) -> Found: ...
+    ) -> Found:
+        """Find places by name or category, near a point or within areas.
+
+        Args:
+            query: A name, or words for a kind of place: ``"cafe"`` finds the places
+                called so and the places that are one.
+            category: A category (``"cafe"``, ``"pharmacy"``); the OSM stack also takes an
+                OSM tag as ``key=value``.
+            near: A (lon, lat) to search around; each place then carries ``distance_m``.
+            radius_m: How far from ``near`` to search, in metres. If None, 1 km; but
+                TomTom's searches by text or category are then not cut off, only
+                biased towards ``near``.
+            within: GeoJSON (Multi)Polygon geometries: the places in any of them. With
+                ``near`` as well, the places both in the areas and within the radius.
+            limit: The most places to return (TomTom gives at most 100).
+
+        Returns:
+            Place Point Features, the nearest first when ``near`` is given (TomTom: as it
+            ranks them), else the best match first; the notes say when more matched than
+            were kept.
+
+        Raises:
+            ProviderMiss: ``not_found`` when no place matches (the offline provider
+                returns an empty collection instead); ``unsupported`` when the area lies
+                outside the offline provider's data; ``refused`` for a search the
+                provider will not send: nothing to search for (TomTom, OSM), no area (the
+                OSM stack needs ``near`` or ``within``), or on the OSM stack a category
+                it has no tags for or a radius past 50 km; or an online service's miss
+                (see the module docstring).
+        """
 
 
 @runtime_checkable
@@ -154,7 +205,21 @@ class BoundarySource(Protocol):
 
     name: str
 
-    async def boundary(self, query: str, *, limit: int = 1) -> Found: ...
+    async def boundary(self, query: str, *, limit: int = 1) -> Found:
+        """Find the outlines of named places: countries, cities, districts, parks.
+
+        Args:
+            query: The name of the place (``"Finland"``, ``"Esplanadinpuisto"``).
+            limit: The most outlines to return (TomTom gives at most 20).
+
+        Returns:
+            Boundary (Multi)Polygon Features with ``id``, ``name`` and ``kind``, the best
+            match first.
+
+        Raises:
+            ProviderMiss: ``not_found`` when no place of that name has an outline, or the
+                query is empty; or an online service's miss (see the module docstring).
+        """
 
 
 @runtime_checkable
@@ -171,7 +236,32 @@ class Router(Protocol):
         avoid: Sequence[Avoid] = (),
         depart_at: datetime | None = None,
         alternatives: int = 0,
-    ) -> Found: ...
+    ) -> Found:
+        """Route through ``waypoints`` in order, the fastest way.
+
+        Args:
+            waypoints: The origin, any stops, and the destination, as (lon, lat): at
+                least two (TomTom takes at most 150).
+            mode: How to travel: ``car``, ``walk``, ``bike`` or ``truck``.
+            avoid: Kinds of way to keep off: ``motorways``, ``tolls``, ``ferries``,
+                ``unpaved``. Where a provider can only prefer to (Valhalla, on the OSM
+                stack), the notes say so.
+            depart_at: When to leave, now if None. Only TomTom's travel times depend on
+                it (traffic); elsewhere it only dates the summary's departure and arrival.
+            alternatives: How many routes to return besides the best, at most (TomTom
+                gives up to 5; the offline provider always returns one route).
+
+        Returns:
+            Route LineString Features, the best first, each with its ``summary`` and
+            ``sections``; the notes say how travel times were estimated.
+
+        Raises:
+            ProviderMiss: ``refused`` for fewer than two waypoints, or on TomTom more
+                than 150, a waypoint that is not a position, or a mode or an avoid it
+                does not know; ``unsupported`` when a waypoint is more than 300 m from
+                the offline provider's road graph; ``not_found`` when no route joins the
+                waypoints; or an online service's miss (see the module docstring).
+        """
 
 
 @runtime_checkable
@@ -188,7 +278,29 @@ class RangeFinder(Protocol):
         distance_m: float | None = None,
         mode: TravelMode = "car",
         depart_at: datetime | None = None,
-    ) -> Found: ...
+    ) -> Found:
+        """Find the area reachable from ``origin`` within a travel time or a distance.
+
+        Args:
+            origin: Where to start, as (lon, lat).
+            time_s: The travel time budget, in seconds.
+            distance_m: The distance budget, in metres. Give exactly one of the two.
+            mode: How to travel (TomTom reaches by ``car`` or ``truck`` only).
+            depart_at: When to leave, now if None. Only TomTom's areas depend on it
+                (traffic); the OSM stack notes that it went unused.
+
+        Returns:
+            One Polygon Feature that holds ``origin``, with the ``origin``, ``budget``
+            and ``mode`` asked for.
+
+        Raises:
+            ProviderMiss: ``refused`` for neither budget or both, a budget that is not
+                positive (TomTom, OSM) or an origin that is not a position (TomTom);
+                ``unsupported`` for walking or cycling on TomTom, or an origin more than
+                300 m from the offline provider's road graph; ``not_found`` when nothing
+                is reachable from there; or an online service's miss (see the module
+                docstring).
+        """
 
 
 @runtime_checkable
@@ -197,7 +309,22 @@ class TrafficSource(Protocol):
 
     name: str
 
-    async def incidents(self, bbox: tuple[float, float, float, float]) -> Found: ...
+    async def incidents(self, bbox: tuple[float, float, float, float]) -> Found:
+        """Find the current traffic incidents in a bounding box: jams, roadworks, closures.
+
+        Args:
+            bbox: (west, south, east, north) in degrees, at most 10,000 km² (TomTom).
+
+        Returns:
+            Incident Point or LineString Features with ``category``, ``magnitude`` and,
+            when known, ``delay_s``, ``from``, ``to``, ``start`` and ``end``.
+
+        Raises:
+            ProviderMiss: ``refused`` for a box that is not (west, south, east, north)
+                or is larger than the provider answers for; ``not_found`` when there
+                are no incidents in it; or an online service's miss (see the module
+                docstring).
+        """
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -53,9 +53,9 @@ import shapely.geometry
 from geomint._http import FetchError
 from geomint._http_client import MemoryCache, RequestPolicy
 from geomint.errors import UsageError
-from geomint.providers import osm_nominatim, osm_overpass, osm_routes
 from geomint.providers.base import Avoid, Found, LonLat, MissCode, ProviderMiss, TravelMode
-from geomint.providers.osm_service import NAME, Service
+from geomint.providers.osm import _nominatim, _overpass, _routes
+from geomint.providers.osm._service import NAME, Service
 
 __all__ = ["OsmProvider"]
 
@@ -107,11 +107,11 @@ class OsmProvider:
         email: str | None = None,
         osrm_modes: Collection[TravelMode] = frozenset({"car"}),
     ) -> None:
-        unknown = sorted(set(osrm_modes) - set(osm_routes.OSRM_PROFILES))
+        unknown = sorted(set(osrm_modes) - set(_routes.OSRM_PROFILES))
         if unknown:
             raise UsageError(
                 f"osrm_modes {unknown} have no OSRM profile; use some of "
-                f"{sorted(osm_routes.OSRM_PROFILES)} (trucks are routed by Valhalla)"
+                f"{sorted(_routes.OSRM_PROFILES)} (trucks are routed by Valhalla)"
             )
         self.osrm_modes = frozenset(osrm_modes)
         urls = [u.rstrip("/") for u in (nominatim_url, overpass_url, osrm_url, valhalla_url)]
@@ -120,7 +120,7 @@ class OsmProvider:
             base, trusted_base_urls=tuple(dict.fromkeys((*base.trusted_base_urls, *urls)))
         )
         rate = min(common.rate_per_s or 1.0, 1.0)
-        overpass_timeout = max(common.timeout_s, osm_overpass.QUERY_TIMEOUT_S + 5.0)
+        overpass_timeout = max(common.timeout_s, _overpass.QUERY_TIMEOUT_S + 5.0)
         self.email = email
         self.nominatim = Service(
             label="Nominatim",
@@ -186,14 +186,14 @@ class OsmProvider:
                 provider=NAME,
                 endpoint=endpoint,
             )
-        limit = max(1, min(limit, osm_nominatim.MAX_LIMIT))
+        limit = max(1, min(limit, _nominatim.MAX_LIMIT))
         params: dict[str, Any] = {"q": query, "addressdetails": 1, "limit": limit}
         if country:
             params["countrycodes"] = country.lower()
         if near is not None:
-            params["viewbox"] = osm_nominatim.viewbox(near)
+            params["viewbox"] = _nominatim.viewbox(near)
             params["bounded"] = 0  # prefer places in the box, do not exclude the rest
-        features = osm_nominatim.place_features(await self._search(params), limit)
+        features = _nominatim.place_features(await self._search(params), limit)
         if not features:
             where = f" in {country.upper()}" if country else ""
             raise ProviderMiss(
@@ -217,7 +217,7 @@ class OsmProvider:
         # More than asked: some results are points (a bus stop named like the park).
         params = {"q": query, "polygon_geojson": 1, "limit": min(max(limit * 3, 5), 40)}
         items = await self._search(params) if query.strip() else []
-        features, others = osm_nominatim.boundary_features(items)
+        features, others = _nominatim.boundary_features(items)
         if not features:
             found_as = (
                 f"; Nominatim has it only as a point or line ({', '.join(others[:3])}), "
@@ -268,7 +268,7 @@ class OsmProvider:
                 endpoint=endpoint,
             ) from None
         try:
-            search = osm_overpass.plan(
+            search = _overpass.plan(
                 query=query,
                 category=category,
                 near=near,
@@ -276,7 +276,7 @@ class OsmProvider:
                 within=areas,
                 limit=limit,
             )
-        except osm_overpass.SearchRefused as refused:
+        except _overpass.SearchRefused as refused:
             raise ProviderMiss(
                 str(refused), code="refused", provider=NAME, endpoint=endpoint
             ) from None
@@ -294,7 +294,7 @@ class OsmProvider:
                 provider=NAME,
                 endpoint=endpoint,
             )
-        features, notes = osm_overpass.places(elements, search, query=query, near=near, limit=limit)
+        features, notes = _overpass.places(elements, search, query=query, near=near, limit=limit)
         request = {
             "query": query,
             "category": category,
@@ -328,14 +328,14 @@ class OsmProvider:
 
     def _valhalla_because(self, mode: TravelMode, avoid: Sequence[Avoid]) -> str | None:
         """Why a route goes to Valhalla rather than OSRM, or None if OSRM can take it."""
-        if mode not in osm_routes.OSRM_PROFILES:
+        if mode not in _routes.OSRM_PROFILES:
             return f"OSRM has no {mode} profile; routed with Valhalla"
         if mode not in self.osrm_modes:
             return (
                 f"the OSRM server routes {', '.join(sorted(self.osrm_modes)) or 'nothing'} "
                 f"(osrm_modes); the {mode} route is routed with Valhalla"
             )
-        unmet = [a for a in avoid if a not in osm_routes.OSRM_EXCLUDE]
+        unmet = [a for a in avoid if a not in _routes.OSRM_EXCLUDE]
         if unmet:
             return f"OSRM cannot avoid {', '.join(unmet)}; routed with Valhalla"
         return None
@@ -375,7 +375,7 @@ class OsmProvider:
                 )
                 if not refused_exclude:
                     raise
-                classes = ",".join(osm_routes.OSRM_EXCLUDE[a] for a in avoid)
+                classes = ",".join(_routes.OSRM_EXCLUDE[a] for a in avoid)
                 because = (
                     f"the OSRM server at {self.osrm.base_url} refused exclude={classes}; "
                     "routed with Valhalla"
@@ -398,14 +398,14 @@ class OsmProvider:
         departure: datetime,
         alternatives: int,
     ) -> Found:
-        profile = osm_routes.OSRM_PROFILES[mode]
-        path = osm_routes.osrm_path(profile, waypoints)
+        profile = _routes.OSRM_PROFILES[mode]
+        path = _routes.osrm_path(profile, waypoints)
         params: dict[str, Any] = {
             "overview": "full",
             "geometries": "geojson",
             "steps": "false",
             "alternatives": str(alternatives) if alternatives > 0 else "false",
-            "exclude": ",".join(osm_routes.OSRM_EXCLUDE[a] for a in avoid) or None,
+            "exclude": ",".join(_routes.OSRM_EXCLUDE[a] for a in avoid) or None,
         }
         endpoint = self.osrm.url(f"/route/v1/{profile}")
         answer = await self.osrm.json("GET", path, params=params)
@@ -423,7 +423,7 @@ class OsmProvider:
             # Off the event loop: an answer's size is bounded, but decoding it takes a while.
             features = await asyncio.to_thread(
                 functools.partial(
-                    osm_routes.osrm_routes,
+                    _routes.osrm_routes,
                     answer,
                     mode=mode,
                     avoid=avoid,
@@ -461,8 +461,8 @@ class OsmProvider:
         alternatives: int,
         because: str,
     ) -> Found:
-        costing = osm_routes.VALHALLA_COSTING[mode]
-        options, unmet = osm_routes.valhalla_costing_options(mode, avoid)
+        costing = _routes.VALHALLA_COSTING[mode]
+        options, unmet = _routes.valhalla_costing_options(mode, avoid)
         body: dict[str, Any] = {
             "locations": [{"lat": lat, "lon": lon} for lon, lat in waypoints],
             "costing": costing,
@@ -477,7 +477,7 @@ class OsmProvider:
         try:
             features = await asyncio.to_thread(
                 functools.partial(
-                    osm_routes.valhalla_routes, answer, mode=mode, avoid=avoid, departure=departure
+                    _routes.valhalla_routes, answer, mode=mode, avoid=avoid, departure=departure
                 )
             )
         except (KeyError, TypeError, ValueError, IndexError) as exc:
@@ -537,13 +537,13 @@ class OsmProvider:
             )
         body = {
             "locations": [{"lat": origin[1], "lon": origin[0]}],
-            "costing": osm_routes.VALHALLA_COSTING[mode],
+            "costing": _routes.VALHALLA_COSTING[mode],
             "contours": [contour],
             "polygons": True,
         }
         answer = await self.valhalla.json("POST", "/isochrone", json=body)
         try:
-            feature = osm_routes.range_feature(answer, origin=origin, budget=budget, mode=mode)
+            feature = _routes.range_feature(answer, origin=origin, budget=budget, mode=mode)
         except (AttributeError, KeyError, TypeError, ValueError) as exc:
             raise self.valhalla.malformed(
                 f"an area that does not read ({exc!r})", "/isochrone"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 import numpy as np
 import shapely
@@ -32,9 +32,6 @@ from geomint.providers.base import (
     TravelMode,
     route_summary,
 )
-
-if TYPE_CHECKING:
-    from geomint.providers.offline import OfflineProvider
 
 __all__ = ["reachable", "route"]
 
@@ -290,7 +287,6 @@ def _source() -> Provenance:
 
 
 def route(
-    provider: OfflineProvider,
     waypoints: Sequence[LonLat],
     *,
     mode: TravelMode = "car",
@@ -298,7 +294,6 @@ def route(
     depart_at: datetime | None = None,
 ) -> Found:
     """The fastest route through ``waypoints`` in order."""
-    del provider
     if len(waypoints) < 2:
         raise ProviderMiss(
             "a route needs an origin and a destination", code="refused", provider=_NAME
@@ -376,7 +371,6 @@ def route(
 
 
 def reachable(
-    provider: OfflineProvider,
     origin: LonLat,
     *,
     time_s: float | None = None,
@@ -384,7 +378,6 @@ def reachable(
     mode: TravelMode = "car",
 ) -> Found:
     """The area reachable from ``origin`` within a time or distance budget."""
-    del provider
     if (time_s is None) == (distance_m is None):
         raise ProviderMiss("give a time or a distance budget", code="refused", provider=_NAME)
     graph = bundled.road_graph()

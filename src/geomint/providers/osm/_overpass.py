@@ -25,7 +25,7 @@ from shapely.geometry.base import BaseGeometry
 
 from geomint.providers._text import match_score, normalise, singular
 from geomint.providers.base import LonLat
-from geomint.providers.osm_service import NAME
+from geomint.providers.osm._service import NAME
 
 __all__ = [
     "CATEGORY_TAGS",

@@ -15,7 +15,7 @@ from typing import Any, Final
 import numpy as np
 
 from geomint.providers.base import Avoid, LonLat, TravelMode, route_summary
-from geomint.providers.osm_service import NAME
+from geomint.providers.osm._service import NAME
 
 __all__ = [
     "OSRM_EXCLUDE",

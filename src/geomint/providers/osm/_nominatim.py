@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from geomint.providers.base import LonLat
-from geomint.providers.osm_service import NAME
+from geomint.providers.osm._service import NAME
 
 __all__ = ["MAX_LIMIT", "boundary_features", "place_features", "viewbox"]
 

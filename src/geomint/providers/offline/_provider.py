@@ -5,7 +5,7 @@
 * boundaries: country polygons and the demo city's parks, gardens and squares;
 * place search: the demo city's points of interest, by text or category, near a point
   or within areas;
-* routes and reachable areas: on the demo city's road graph (see :mod:`.routing`).
+* routes and reachable areas: on the demo city's road graph (see :mod:`._router`).
 
 Every answer carries the provenance of the bundled file it came from (publisher, licence,
 the data's date). Outside what the data covers, a call is a miss that says so, never a
@@ -27,6 +27,7 @@ from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.providers._text import did_you_mean, match_score, normalise, singular
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
+from geomint.providers.offline import _router
 
 __all__ = ["OfflineProvider"]
 
@@ -468,9 +469,7 @@ class OfflineProvider:
         alternatives: int = 0,
     ) -> Found:
         """A route on the demo city's road graph."""
-        from geomint.providers import routing  # noqa: PLC0415 - loads the graph on first use
-
-        return routing.route(self, waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
+        return _router.route(waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
 
     async def reachable(
         self,
@@ -482,6 +481,4 @@ class OfflineProvider:
         depart_at: datetime | None = None,
     ) -> Found:
         """The area reachable on the demo city's road graph within a budget."""
-        from geomint.providers import routing  # noqa: PLC0415
-
-        return routing.reachable(self, origin, time_s=time_s, distance_m=distance_m, mode=mode)
+        return _router.reachable(origin, time_s=time_s, distance_m=distance_m, mode=mode)

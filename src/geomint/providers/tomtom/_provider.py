@@ -27,7 +27,7 @@ What each capability asks of TomTom (Search API 2, Routing API 1, Traffic API 5)
 
 TomTom writes positions as latitude then longitude, in paths and in its geometry-search
 bodies; geomint writes longitude then latitude everywhere. The conversion happens in this
-module (requests) and in :mod:`geomint.providers._tomtom_shapes` (answers), nowhere else.
+module (requests) and in :mod:`geomint.providers.tomtom._shapes` (answers), nowhere else.
 
 TomTom's Area Analytics (traffic statistics over an area) is a report service of its MOVE
 portal with asynchronous jobs, not one of these keyed REST APIs, and the providers'
@@ -58,8 +58,8 @@ from geomint._http import FetchError, redact
 from geomint._http_client import CacheMode, ParamValue, RequestPolicy, arequest_json
 from geomint.errors import UsageError
 from geomint.provenance import Evidence, Provenance
-from geomint.providers import _tomtom_shapes as tt
 from geomint.providers.base import Avoid, Found, LonLat, MissCode, ProviderMiss, TravelMode
+from geomint.providers.tomtom import _shapes as tt
 
 __all__ = ["TomTomProvider"]
 

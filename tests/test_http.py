@@ -20,8 +20,8 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from geomint._http import FetchError, FetchPolicy, address_refusal, fetch
 from geomint.errors import ModelFacingError, UsageError
+from geomint.http import FetchError, FetchPolicy, address_refusal, fetch
 
 LOOPBACK = ("127.0.0.1/32",)
 MB = 1_000_000

@@ -24,10 +24,11 @@ from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 
-from geomint._http import FetchError
-from geomint._http_client import (
+from geomint.errors import UsageError
+from geomint.http import (
     USER_AGENT,
     DiskCache,
+    FetchError,
     MemoryCache,
     ParamValue,
     RateLimiter,
@@ -37,7 +38,6 @@ from geomint._http_client import (
     request,
     request_json,
 )
-from geomint.errors import UsageError
 
 KEY = "s3cr3t-K3y/42+x"
 LOOPBACK = ("127.0.0.1/32",)

@@ -50,9 +50,8 @@ from typing import Any, Final
 import shapely.errors
 import shapely.geometry
 
-from geomint._http import FetchError
-from geomint._http_client import MemoryCache, RequestPolicy
 from geomint.errors import UsageError
+from geomint.http import FetchError, MemoryCache, RequestPolicy
 from geomint.providers import osm_nominatim, osm_overpass, osm_routes
 from geomint.providers.base import Avoid, Found, LonLat, MissCode, ProviderMiss, TravelMode
 from geomint.providers.osm_service import NAME, Service

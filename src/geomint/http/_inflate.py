@@ -35,6 +35,7 @@ class Inflater:
         self._inflate = zlib.decompressobj(16 + zlib.MAX_WBITS) if encoding == "gzip" else None
 
     def feed(self, data: bytes) -> bytes:
+        """Return what the next compressed bytes expand to; raise past the limit."""
         if self._inflate is None:
             self._head += data
             if len(self._head) < 2:
@@ -70,6 +71,7 @@ class Inflater:
                 return bytes(out)
 
     def finish(self) -> None:
+        """Refuse a stream that stopped before its end, once every byte has been fed."""
         started = self._inflate is not None or self._head
         if started and (self._inflate is None or not self._inflate.eof):
             raise CorruptError("the compressed stream ends early")

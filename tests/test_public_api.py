@@ -131,3 +131,18 @@ def test_providers_exports() -> None:
                    geomint.providers.tomtom):  # fmt: skip
         for name in module.__all__:
             assert getattr(module, name) is not None
+
+
+def test_http_exports() -> None:
+    import geomint.http
+
+    assert sorted(geomint.http.__all__) == sorted([
+        "FetchError", "FetchErrorCode", "FetchPolicy", "Fetched", "Method", "address_refusal",
+        "exchange", "fetch", "printable", "redact", "shown_url",
+        "USER_AGENT", "CacheMode", "DiskCache", "MemoryCache", "ParamValue", "RateLimiter",
+        "RequestPolicy", "ResponseCache", "arequest", "arequest_json", "default_cache_dir",
+        "request", "request_json",
+        "ScriptedTransport",
+    ])  # fmt: skip
+    for name in geomint.http.__all__:
+        assert getattr(geomint.http, name) is not None

@@ -35,8 +35,8 @@ from tests.providers.contract import (
 )
 from tests.providers.recorded_server import RecordedServer, Reply, Seen, guard_sockets
 
-from geomint._http_client import USER_AGENT, MemoryCache, RateLimiter, RequestPolicy
 from geomint.errors import UsageError
+from geomint.http import USER_AGENT, MemoryCache, RateLimiter, RequestPolicy
 from geomint.providers.base import ProviderMiss, Providers, TrafficSource
 from geomint.providers.osm import OsmProvider, _nominatim, _overpass, _provider, _routes, _service
 

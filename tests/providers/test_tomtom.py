@@ -37,8 +37,8 @@ from tests.providers.contract import (
 from tests.providers.recorded_server import RecordedServer, Reply, guard_sockets
 
 from geomint import geo
-from geomint._http_client import RequestPolicy
 from geomint.errors import UsageError
+from geomint.http import RequestPolicy
 from geomint.providers.base import ProviderMiss, Providers
 from geomint.providers.tomtom import TomTomProvider
 

@@ -322,7 +322,7 @@ def _load_url(
     veto: Callable[[str], str | None] | None,
 ) -> Layer:
     # httpx is imported only when a URL arrives: a local file needs no HTTP client.
-    from geomint._http import FetchError, FetchPolicy, fetch  # noqa: PLC0415
+    from geomint.http import FetchError, FetchPolicy, fetch  # noqa: PLC0415
 
     name = label or url
     policy = FetchPolicy(

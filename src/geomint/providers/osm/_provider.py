@@ -50,9 +50,8 @@ from typing import Any, Final
 import shapely.errors
 import shapely.geometry
 
-from geomint._http import FetchError
-from geomint._http_client import MemoryCache, RequestPolicy
 from geomint.errors import UsageError
+from geomint.http import FetchError, MemoryCache, RequestPolicy
 from geomint.providers.base import Avoid, Found, LonLat, MissCode, ProviderMiss, TravelMode
 from geomint.providers.osm import _nominatim, _overpass, _routes
 from geomint.providers.osm._service import NAME, Service

@@ -1,7 +1,7 @@
 """One service of the OpenStreetMap stack: where it is, how it is called, how it is credited.
 
 Nominatim, Overpass, OSRM and Valhalla are each a :class:`Service`: a base URL the operator
-chose, the :class:`~geomint._http_client.RequestPolicy` its calls go out under, and the
+chose, the :class:`~geomint.http.RequestPolicy` its calls go out under, and the
 source id its answers are credited to. A call returns the answer parsed as JSON or raises a
 :class:`~geomint.providers.base.ProviderMiss` whose code says what a caller can do about
 it (see :func:`miss_of`).
@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Final
 
-from geomint._http import FetchError, Method
-from geomint._http_client import ParamValue, RequestPolicy, arequest_json
+from geomint.http import FetchError, Method, ParamValue, RequestPolicy, arequest_json
 from geomint.provenance import Evidence, Provenance
 from geomint.providers.base import MissCode, ProviderMiss
 

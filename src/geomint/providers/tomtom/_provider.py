@@ -54,9 +54,15 @@ from urllib.parse import quote, urlencode
 import shapely
 
 from geomint import geo
-from geomint._http import FetchError, redact
-from geomint._http_client import CacheMode, ParamValue, RequestPolicy, arequest_json
 from geomint.errors import UsageError
+from geomint.http import (
+    CacheMode,
+    FetchError,
+    ParamValue,
+    RequestPolicy,
+    arequest_json,
+    redact,
+)
 from geomint.provenance import Evidence, Provenance
 from geomint.providers.base import Avoid, Found, LonLat, MissCode, ProviderMiss, TravelMode
 from geomint.providers.tomtom import _shapes as tt

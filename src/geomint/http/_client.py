@@ -1,7 +1,7 @@
 """The client for services the operator configured: retries, rate limits and a cache.
 
 Providers (geocoding, routing, boundaries...) call web services at base URLs the operator
-chose. Their requests go through :func:`geomint._http.exchange`, the same guarded
+chose. Their requests go through :func:`~geomint.http.exchange`, the same guarded
 connection layer that fetches user-supplied URLs, with what such calls need on top:
 
 * ``GET`` with query parameters, ``POST`` with a JSON or form body, extra headers, and a
@@ -10,10 +10,12 @@ connection layer that fetches user-supplied URLs, with what such calls need on t
   and cache key, whether passed as a query parameter or a header;
 * retries with exponential backoff and full jitter on 429, 502, 503, 504 and failed
   connections, honouring ``Retry-After``, all inside one deadline;
-* a per-host rate limit, shared by the whole process;
-* a cache of successful answers, in memory or on disk;
+* a per-host rate limit, shared by the whole process (``_limiter``);
+* a cache of successful answers, in memory or on disk (``_cache``);
 * operator-trusted base URLs, which may be private addresses (a self-hosted Nominatim
   on 10.0.0.5), while a redirect to any other origin keeps the public-only guard.
+
+How each call behaves is one :class:`~geomint.http.RequestPolicy` (``_request_policy``).
 
 Everything here blocks, sleeps included. From asyncio, call the named twins
 :func:`arequest` and :func:`arequest_json`, which run the call in a worker thread; a
@@ -29,376 +31,36 @@ import hashlib
 import json as jsonlib
 import logging
 import math
-import os
 import random
-import tempfile
-import threading
 import time
-from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any, Final, Literal, Protocol
+from typing import Any, Final, Literal
 from urllib.parse import urlencode
 
 import httpx
 
-from geomint._http import (
-    _SENSITIVE_HEADERS,
-    _SENSITIVE_PARAMS,
-    _USER_AGENT,
-    Fetched,
-    FetchError,
-    FetchPolicy,
-    Method,
-    _parse_bases,
-    _parse_networks,
-    exchange,
-    printable,
-    redact,
-    shown_url,
-)
 from geomint.errors import UsageError
+from geomint.http._errors import FetchError
+from geomint.http._fetch import exchange
+from geomint.http._records import Fetched, FetchPolicy, Method
+from geomint.http._redact import SENSITIVE_HEADERS, SENSITIVE_PARAMS, printable, redact, shown_url
+from geomint.http._request_policy import RequestPolicy
 
 __all__ = [
-    "USER_AGENT",
     "CacheMode",
-    "DiskCache",
-    "MemoryCache",
     "ParamValue",
-    "RateLimiter",
-    "RequestPolicy",
-    "ResponseCache",
     "arequest",
     "arequest_json",
-    "default_cache_dir",
     "request",
     "request_json",
 ]
-
-#: The ``User-Agent`` providers send: public services (Nominatim's policy among them) ask
-#: callers to say who they are.
-USER_AGENT: Final = f"{_USER_AGENT} (+https://github.com/geomint)"
 
 CacheMode = Literal["use", "refresh", "skip"]
 ParamValue = str | int | float | bool | None
 
 _RETRY_STATUSES: Final = frozenset({429, 502, 503, 504})
 _log = logging.getLogger("geomint.http")
-
-
-# --- the rate limiter --------------------------------------------------------------------
-
-
-class RateLimiter:
-    """Space the requests to each host so that none gets more than its rate.
-
-    Each request reserves the next free slot for its host under a lock, then waits
-    outside it, so threads calling one host queue up in order while calls to other hosts
-    are not held back. The caller does the waiting (it blocks): from asyncio, call
-    through ``asyncio.to_thread``, as :func:`arequest` does.
-
-    Hosts are told apart by name, ports ignored: a public service's usage policy (such
-    as Nominatim's one request per second) is per host.
-
-    Args:
-        clock: Monotonic seconds; a test passes a fake one.
-    """
-
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._next: dict[str, float] = {}
-
-    def reserve(self, host: str, rate_per_s: float, max_wait_s: float = math.inf) -> float:
-        """Take the next slot for ``host`` and return the seconds to wait until it.
-
-        If the wait would be longer than ``max_wait_s``, no slot is taken; the returned
-        wait says how long it would have been.
-        """
-        if not rate_per_s > 0:
-            raise UsageError(f"rate_per_s={rate_per_s} must be positive")
-        host = host.lower()
-        with self._lock:
-            now = self._clock()
-            slot = max(now, self._next.get(host, now))
-            if slot - now > max_wait_s:
-                return slot - now
-            self._next[host] = slot + 1.0 / rate_per_s
-            if len(self._next) > 1024:  # forget hosts whose slots are all in the past
-                self._next = {name: at for name, at in self._next.items() if at > now}
-        return slot - now
-
-
-_SHARED_LIMITER: Final = RateLimiter()
-
-
-# --- response caches ---------------------------------------------------------------------
-
-
-class ResponseCache(Protocol):
-    """Where successful answers are kept, by a key that holds no secret."""
-
-    def get(self, key: str) -> Fetched | None:
-        """Return the answer stored under ``key``, or None if there is none or it expired."""
-        ...
-
-    def put(self, key: str, response: Fetched, ttl_s: float) -> None:
-        """Store an answer for ``ttl_s`` seconds, evicting others to stay in bounds."""
-        ...
-
-
-class MemoryCache:
-    """Keep answers in this process, least recently used evicted first.
-
-    Args:
-        max_entries: Most answers kept.
-        max_bytes: Most body bytes kept in all; a larger answer is not kept.
-        clock: Monotonic seconds, for expiry; a test passes a fake one.
-    """
-
-    def __init__(
-        self,
-        *,
-        max_entries: int = 256,
-        max_bytes: int = 64_000_000,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._entries: OrderedDict[str, tuple[float, Fetched]] = OrderedDict()
-        self._bytes = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def keys(self) -> list[str]:
-        """Return the keys held, least recently used first."""
-        with self._lock:
-            return list(self._entries)
-
-    def get(self, key: str) -> Fetched | None:
-        """Return the answer stored under ``key``, or None if there is none or it expired."""
-        with self._lock:
-            entry = self._entries.get(key)
-            if entry is None:
-                return None
-            if self._clock() >= entry[0]:
-                self._drop(key)
-                return None
-            self._entries.move_to_end(key)
-            return entry[1]
-
-    def put(self, key: str, response: Fetched, ttl_s: float) -> None:
-        """Store an answer for ``ttl_s`` seconds, evicting others to stay in bounds."""
-        if len(response.body) > self.max_bytes:
-            return
-        with self._lock:
-            if key in self._entries:
-                self._drop(key)
-            self._entries[key] = (self._clock() + ttl_s, response)
-            self._bytes += len(response.body)
-            while len(self._entries) > self.max_entries or self._bytes > self.max_bytes:
-                self._drop(next(iter(self._entries)))
-
-    def _drop(self, key: str) -> None:
-        self._bytes -= len(self._entries.pop(key)[1].body)
-
-
-def default_cache_dir() -> Path:
-    """Return where :class:`DiskCache` keeps answers: ``$GEOMINT_HOME/cache/http``."""
-    home = os.environ.get("GEOMINT_HOME")
-    root = Path(home) if home else Path("~/.local/share/geomint").expanduser()
-    return root / "cache" / "http"
-
-
-class DiskCache:
-    """Keep answers on disk, one file per key, so they outlive the process.
-
-    A file is named by the SHA-256 of its key and holds one line of JSON (the key, the
-    expiry, the status, the headers) and then the body. It is written to a temporary
-    file in the same folder and renamed into place, so a reader (in this process or
-    another) sees a whole answer or none. Reading an answer touches its file, and the
-    least recently used files go first when the folder is over its bounds. A failure to
-    write is logged and otherwise ignored: a cache is not worth failing a request for.
-
-    Args:
-        directory: The folder; by default :func:`default_cache_dir`.
-        max_entries: Most files kept.
-        max_bytes: Most body bytes kept in all; a larger answer is not kept.
-        clock: Wall-clock seconds, for expiry (it must mean the same across processes).
-    """
-
-    def __init__(
-        self,
-        directory: str | Path | None = None,
-        *,
-        max_entries: int = 4096,
-        max_bytes: int = 256_000_000,
-        clock: Callable[[], float] = time.time,
-    ) -> None:
-        self.directory = Path(directory) if directory is not None else default_cache_dir()
-        self.max_entries = max_entries
-        self.max_bytes = max_bytes
-        self._clock = clock
-
-    def path(self, key: str) -> Path:
-        """Return the file that holds (or would hold) the answer for ``key``."""
-        return self.directory / (hashlib.sha256(key.encode()).hexdigest() + ".response")
-
-    def get(self, key: str) -> Fetched | None:
-        """Return the answer stored under ``key``, or None if there is none or it expired."""
-        path = self.path(key)
-        try:
-            raw = path.read_bytes()
-        except OSError:
-            return None
-        head, _, body = raw.partition(b"\n")
-        try:
-            meta = jsonlib.loads(head)
-            if meta["key"] != key:
-                return None
-            if self._clock() >= meta["expires"]:
-                path.unlink(missing_ok=True)
-                return None
-            response = Fetched(
-                url=meta["url"],
-                final_url=meta["final_url"],
-                status=meta["status"],
-                content_type=meta["content_type"],
-                headers=meta["headers"],
-                body=body,
-                elapsed_s=meta["elapsed_s"],
-            )
-        except (ValueError, KeyError, TypeError):
-            with contextlib.suppress(OSError):
-                path.unlink(missing_ok=True)
-            return None
-        with contextlib.suppress(OSError):
-            os.utime(path)
-        return response
-
-    def put(self, key: str, response: Fetched, ttl_s: float) -> None:
-        """Store an answer for ``ttl_s`` seconds, evicting others to stay in bounds."""
-        if len(response.body) > self.max_bytes:
-            return
-        meta = {
-            "key": key,
-            "expires": self._clock() + ttl_s,
-            "url": response.url,
-            "final_url": response.final_url,
-            "status": response.status,
-            "content_type": response.content_type,
-            "headers": response.headers,
-            "elapsed_s": response.elapsed_s,
-        }
-        try:
-            self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-            handle, temporary = tempfile.mkstemp(dir=self.directory, prefix=".partial-")
-            try:
-                with os.fdopen(handle, "wb") as out:
-                    out.write(jsonlib.dumps(meta).encode() + b"\n")
-                    out.write(response.body)
-                os.replace(temporary, self.path(key))
-            except BaseException:
-                with contextlib.suppress(OSError):
-                    os.unlink(temporary)
-                raise
-            self._trim()
-        except OSError as exc:
-            _log.warning("could not write to the HTTP cache in %s: %s", self.directory, exc)
-
-    def _trim(self) -> None:
-        files = []
-        now = time.time()
-        for entry in os.scandir(self.directory):
-            with contextlib.suppress(OSError):
-                stat = entry.stat()
-                if entry.name.endswith(".response"):
-                    files.append((stat.st_mtime, stat.st_size, entry.path))
-                elif entry.name.startswith(".partial-") and now - stat.st_mtime > 3600:
-                    os.unlink(entry.path)  # left by a writer that died mid-write
-        files.sort()
-        total = sum(size for _, size, _ in files)
-        for count, (_, size, path) in enumerate(files):
-            if len(files) - count <= self.max_entries and total <= self.max_bytes:
-                break
-            with contextlib.suppress(OSError):
-                os.unlink(path)
-            total -= size
-
-
-# --- the policy --------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, kw_only=True)
-class RequestPolicy:
-    """How a provider's requests are sent, retried, spaced out and cached.
-
-    Attributes:
-        timeout_s: Seconds for the whole call: every attempt, every wait between them,
-            every redirect and body byte. No wait runs past it.
-        max_bytes: Most bytes accepted in an answer, received or decompressed.
-        max_attempts: Most times a request is sent (1 means no retry).
-        backoff_base_s: The first retry waits up to this long; each later one up to
-            twice the one before (the wait is drawn uniformly: "full jitter").
-        backoff_max_s: The most any backoff waits (a ``Retry-After`` may ask for more).
-        rate_per_s: Most requests per second to one host, or None for no limit.
-        limiter: Where the rate is kept; by default one limiter for the whole process.
-        cache: Where successful answers are kept, or None to keep none.
-        cache_ttl_s: Seconds a cached answer is served.
-        secrets: Strings (API keys, tokens) never to show: they appear as ``***`` in
-            messages, logs, ``FetchError.url`` and cache keys, and this policy's repr
-            leaves them out. Values of query parameters and headers that are credentials
-            by name (``key``, ``token``, ``Authorization``...) are hidden even if unlisted.
-        trusted_base_urls: Base URLs the operator configured: requests to their host and
-            port may reach private and loopback addresses. Every other host, redirect
-            targets included, must be public (or inside ``allowed_networks``).
-        allowed_networks: CIDR networks any host may resolve to although not public.
-        max_redirects: Most redirects followed.
-        user_agent: The ``User-Agent`` sent with every request.
-        sleep: Called to wait between attempts and for the rate limit; a test passes one
-            that records the waits instead of sleeping.
-    """
-
-    timeout_s: float = 20.0
-    max_bytes: int = 20_000_000
-    max_attempts: int = 3
-    backoff_base_s: float = 0.5
-    backoff_max_s: float = 8.0
-    rate_per_s: float | None = None
-    limiter: RateLimiter = _SHARED_LIMITER
-    cache: ResponseCache | None = None
-    cache_ttl_s: float = 3600.0
-    secrets: tuple[str, ...] = dataclasses.field(default=(), repr=False)
-    trusted_base_urls: tuple[str, ...] = ()
-    allowed_networks: tuple[str, ...] = ()
-    max_redirects: int = 3
-    user_agent: str = USER_AGENT
-    sleep: Callable[[float], None] = time.sleep
-
-    def __post_init__(self) -> None:
-        checks = {
-            "timeout_s": self.timeout_s > 0,
-            "max_bytes": self.max_bytes >= 1,
-            "max_attempts": self.max_attempts >= 1,
-            "backoff_base_s": self.backoff_base_s >= 0,
-            "backoff_max_s": self.backoff_max_s >= 0,
-            "rate_per_s": self.rate_per_s is None or self.rate_per_s > 0,
-            "cache_ttl_s": self.cache_ttl_s > 0,
-            "max_redirects": self.max_redirects >= 0,
-        }
-        for name, good in checks.items():
-            if not good:
-                raise UsageError(
-                    f"RequestPolicy({name}={getattr(self, name)!r}) is out of range: "
-                    "attempts and sizes count from 1, seconds and rates must be positive"
-                )
-        _parse_bases(self.trusted_base_urls)
-        _parse_networks(self.allowed_networks)
-
 
 _DEFAULT_POLICY: Final = RequestPolicy()
 
@@ -474,9 +136,9 @@ def _prepare(
         content_type = "application/x-www-form-urlencoded"
     given = dict(headers or {})
     found = list(policy.secrets)
-    found += [v for n, v in target.params.multi_items() if n.lower() in _SENSITIVE_PARAMS]
+    found += [v for n, v in target.params.multi_items() if n.lower() in SENSITIVE_PARAMS]
     for name, value in given.items():
-        if name.lower() in _SENSITIVE_HEADERS:
+        if name.lower() in SENSITIVE_HEADERS:
             found += [value, value.split()[-1] if value.split() else value]
     return _Call(
         method=method,
@@ -548,6 +210,7 @@ def _send(call: _Call) -> Fetched:
                 trusted_base_urls=policy.trusted_base_urls,
                 secrets=call.secrets,
                 error_detail=True,
+                transport=policy.transport,
             )
         except FetchError as error:
             retryable = error.code == "connection" or (
@@ -704,7 +367,7 @@ def request(
         FetchError: It failed for good. ``code`` is ``status`` for an error answer
             (``status`` holds it), ``rate_limited`` for a 429 that outlasted the retries
             or a wait (the server's or the rate limit's) that would pass the deadline
-            (``retry_after`` holds it), else as for :func:`geomint._http.fetch`.
+            (``retry_after`` holds it), else as for :func:`~geomint.http.fetch`.
             ``attempts`` says how many requests were sent.
         UsageError: The call itself is wrong (a body with ``GET``, both bodies...).
     """

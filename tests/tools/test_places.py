@@ -267,7 +267,8 @@ async def test_an_empty_answer_for_a_named_area_is_refused(make_ctx: MakeCtx) ->
         await call(ctx, "discover_places", {"category": "cafe", "near": {"query": "Kamppi"}})
     empty = await call(ctx, "locate_place", {"query": "Kamppi"})
     assert empty.model == {"miss": "nothing matched", "code": "not_found", "provider": "empty"}
-    assert bodies(ctx, FetchMissed)[0].reason == "not_found: nothing matched"
+    [missed] = bodies(ctx, FetchMissed)
+    assert (missed.code, missed.reason) == ("not_found", "nothing matched")
 
 
 async def test_where_a_geometries_entry(ctx: ToolContext) -> None:

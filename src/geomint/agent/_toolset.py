@@ -132,7 +132,7 @@ def approval_policy(names: Iterable[str], registry: Mapping[str, ToolSpec]) -> A
     return ApprovalPolicy(effects=effects, tools=tools)
 
 
-def _entry(spec: ToolSpec) -> ToolEntry:
+def _entry(spec: ToolSpec) -> ToolEntry[Any]:
     return spec.entry() if isinstance(spec, ToolBuilder) else spec
 
 
@@ -159,7 +159,7 @@ class TurnTools:
 
 
 def build_tools(
-    active: Mapping[str, ToolEntry],
+    active: Mapping[str, ToolEntry[Any]],
     turn: TurnTools,
     scopes: Mapping[str, Any],
 ) -> list[Tool[Any]]:
@@ -177,7 +177,7 @@ def build_tools(
 
 
 def _runner(
-    name: str, entry: ToolEntry, turn: TurnTools, scope: Any
+    name: str, entry: ToolEntry[Any], turn: TurnTools, scope: Any
 ) -> Callable[..., Awaitable[str]]:
     scope_data = scope.model_dump() if isinstance(scope, BaseModel) else scope
 
@@ -220,7 +220,7 @@ class _EffectGuard:
     turn: TurnTools
     ctx: ToolContext
     name: str
-    entry: ToolEntry
+    entry: ToolEntry[Any]
     arguments: dict[str, Any]
     approved: set[Effect] = field(default_factory=set)
 
@@ -299,7 +299,7 @@ async def _ask(
 
 
 async def _execute(
-    name: str, entry: ToolEntry, arguments: dict[str, Any], ctx: ToolContext
+    name: str, entry: ToolEntry[Any], arguments: dict[str, Any], ctx: ToolContext
 ) -> tuple[dict[str, Any], bool]:
     try:
         parsed = entry.input_schema.model_validate(arguments)

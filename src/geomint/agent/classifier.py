@@ -237,7 +237,7 @@ def _short(exc: Exception) -> str:
     return str(exc)[:300]
 
 
-def describe_entry(entry: ToolEntry) -> str:
+def describe_entry(entry: ToolEntry[Any]) -> str:
     """The JSON a tool costs in a prompt: its description and input schema."""
     return json.dumps(
         {"description": entry.description, "parameters": entry.input_schema.model_json_schema()},

@@ -17,6 +17,7 @@ from geomint.models.demo import DEMO_PROMPTS
 from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.state import FetchMade
+from geomint.state.events import EntryKind
 from geomint.ui import (
     ChartPart,
     EntryPart,
@@ -41,7 +42,7 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
     context = agent.context(chat_id, "demo-seed")
     if context.workspace.entries:
         return chat_id
-    for kind, name, label, data in (
+    seeds: tuple[tuple[EntryKind, str, str, dict[str, Any]], ...] = (
         ("places", "helsinki_places", "places in central Helsinki", bundled.demo_places()),
         (
             "geometries",
@@ -49,7 +50,8 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
             "parks, gardens and squares of central Helsinki",
             bundled.demo_boundaries(),
         ),
-    ):
+    )
+    for kind, name, label, data in seeds:
         source = Provenance(**bundled.source(name))
         written = await context.write_entry(kind=kind, data=data, label=label, sources=[source])
         context.append(

@@ -283,9 +283,9 @@ class MapAgent:
         """The model's name and provider, and whether it is the scripted demo model."""
         return dict(describe_model(self.model))
 
-    def tools_for(self, classification: Classification | None) -> dict[str, ToolEntry]:
+    def tools_for(self, classification: Classification | None) -> dict[str, ToolEntry[Any]]:
         """The entries active for a turn, scoped where the classifier gave a scope."""
-        active: dict[str, ToolEntry] = {}
+        active: dict[str, ToolEntry[Any]] = {}
         names = classification.active if classification else tuple(self.registry)
         for name in names:
             spec = self.registry[name]

@@ -31,7 +31,7 @@ from geomint.state import (
     LayerMinted,
     ValueMinted,
 )
-from geomint.tools._digest import cut_to_budget
+from geomint.tools._digest import cut_to_budget, digest_bbox, digest_count
 from geomint.tools.context import ToolContext
 from geomint.tools.effects import EffectRefusedError
 from geomint.tools.results import ToolError
@@ -253,12 +253,11 @@ async def run_code(
     ledger = ctx.workspace.ledger
     for minted, written in layer_records:
         digest = written.digest
-        bbox = digest.get("bbox")
         layer, ledger = ledger.mint_layer(
             label=str(minted["label"]),
             entry=EntryVersion(entry_id=written.entry_id, version=written.version),
-            feature_count=int(digest.get("feature_count", 0)),  # type: ignore[arg-type]
-            bbox=tuple(bbox) if isinstance(bbox, list) and _valid_bbox(bbox) else None,  # type: ignore[arg-type]
+            feature_count=digest_count(digest) or 0,
+            bbox=digest_bbox(digest),
             sources=sources,
             minted_by=analysis_id,
             code_hash=code_hash,
@@ -373,11 +372,6 @@ def _narrowed(
         )
         return read
     return chosen
-
-
-def _valid_bbox(bbox: list[Any]) -> bool:
-    west, south, east, north = (float(v) for v in bbox)
-    return -180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90
 
 
 def figure_digests(values: Sequence[Value]) -> list[dict[str, Any]]:

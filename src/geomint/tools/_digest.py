@@ -14,7 +14,10 @@ from typing import Any, Final
 
 from geomint.intake.report import json_type
 
-__all__ = ["cut_to_budget", "entry_digest"]
+__all__ = ["BBox", "cut_to_budget", "digest_bbox", "digest_count", "entry_digest"]
+
+#: ``(west, south, east, north)`` in degrees.
+BBox = tuple[float, float, float, float]
 
 _SAMPLE_ROWS: Final = 3
 _MAX_PROPERTIES: Final = 40
@@ -70,6 +73,37 @@ def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) ->
     if extra:
         digest["members"] = extra[:20]
     return digest
+
+
+def digest_bbox(digest: Mapping[str, Any]) -> BBox | None:
+    """The digest's ``bbox`` when it is four numbers in lon/lat range, else None.
+
+    Example:
+        >>> digest_bbox({"bbox": [24.9, 60.1, 25.0, 60.2]})
+        (24.9, 60.1, 25.0, 60.2)
+        >>> digest_bbox({"bbox": [1, 2, 3]}) is None, digest_bbox({}) is None
+        (True, True)
+    """
+    value = digest.get("bbox")
+    if not (isinstance(value, list | tuple) and len(value) == 4):
+        return None
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        return None
+    west, south, east, north = (float(v) for v in value)
+    if not (-180 <= west <= 180 and -180 <= east <= 180 and -90 <= south <= north <= 90):
+        return None
+    return (west, south, east, north)
+
+
+def digest_count(digest: Mapping[str, Any]) -> int | None:
+    """The digest's ``feature_count`` when it is a count, else None.
+
+    Example:
+        >>> digest_count({"feature_count": 3}), digest_count({"feature_count": "3"})
+        (3, None)
+    """
+    value = digest.get("feature_count")
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _positions(geometry: Mapping[str, Any]) -> Iterable[tuple[float, float]]:

@@ -12,6 +12,7 @@ from typing import Any
 
 from geomint.providers.base import Found, ProviderMiss
 from geomint.state import FetchMade, FetchMissed
+from geomint.state.events import EntryKind
 from geomint.tools._judged import judged_answer
 from geomint.tools.context import ToolContext
 from geomint.tools.results import ToolError, ToolResult, plain_json
@@ -32,7 +33,7 @@ async def fetch_into_entry(
     ctx: ToolContext,
     *,
     tool: str,
-    kind: str,
+    kind: EntryKind,
     label: str,
     request: Mapping[str, Any],
     call: Callable[[], Awaitable[Found]],
@@ -53,7 +54,8 @@ async def fetch_into_entry(
                     tool=tool,
                     provider=found.provider,
                     request=plain_json(found.request),
-                    reason="not_found: nothing matched",
+                    reason="nothing matched",
+                    code="not_found",
                 )
             ]
         )

@@ -260,7 +260,7 @@ ADD_BYOD_LAYER: Final = ToolEntry(
         "(monitors watching it re-run)."
     ),
     input_schema=AddByodInput,
-    execute=_add,  # type: ignore[arg-type]
+    execute=_add,
     effects=frozenset({"network", "fetched_entry", "display"}),  # display: show=false
     classification_prompt="Load the user's own file, URL or GeoJSON as a map layer.",
     tags=("byod", "data"),
@@ -277,7 +277,7 @@ async def _byod_display(arguments: DisplayInput, ctx: ToolContext) -> dict[str, 
 UPDATE_BYOD_DISPLAY: Final = ToolEntry(
     description="Show or hide byod layers on the map (by entry id, or all with clear_all).",
     input_schema=DisplayInput,
-    execute=_byod_display,  # type: ignore[arg-type]
+    execute=_byod_display,
     effects=frozenset({"display"}),
     classification_prompt="Show or hide the user's own layers on the map.",
     tags=("byod", "map"),

@@ -25,6 +25,7 @@ from geomint.providers.base import Providers
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import Sandbox
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
+from geomint.state.events import EntryKind
 from geomint.store import Appended, Chats
 from geomint.tools._digest import entry_digest
 from geomint.tools.effects import Effect
@@ -230,7 +231,7 @@ class ToolContext:
     async def write_entry(
         self,
         *,
-        kind: str,
+        kind: EntryKind,
         data: dict[str, Any],
         label: str,
         sources: Iterable[Provenance] = (),
@@ -266,7 +267,7 @@ class ToolContext:
         blob = self.chats.store.put_blob(self.chat_id, text.encode("utf-8"), "application/geo+json")
         body = EntryWritten(
             entry_id=entry_id,
-            kind=kind,  # type: ignore[arg-type]
+            kind=kind,
             version=version,
             label=label[:300] or entry_id,
             blob=blob,

@@ -63,39 +63,35 @@ def _no_inputs_hint(ctx: ToolContext) -> str:
 # -- analyse_data ------------------------------------------------------------------------
 
 
-class _Analyse(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
 _OutputFormat = Literal["json", "chart"]
 
 
-def _analyse_schema(kinds: Sequence[str]) -> type[BaseModel]:
-    return create_model(
-        "AnalyseDataInput",
-        __base__=_Analyse,
-        **_ids_fields(kinds),
-        name=(
-            str,
-            Field(min_length=1, max_length=100, description="A short name, e.g. 'category-bar'."),
-        ),
-        code=(str, Field(min_length=1, max_length=20_000, description="Python function body.")),
-        output_format=(
-            _OutputFormat,
-            Field(default="json", description="'chart' for a Chart.js config."),
-        ),
-        monitor=(
-            bool,
-            Field(default=False, description="Re-run whenever an input entry gets a new version."),
-        ),
+class AnalyseArgs(BaseModel):
+    """What ``analyse_data`` always takes; its scope adds a ``<kind>_entry_ids`` per kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str = Field(
+        min_length=1, max_length=100, description="A short name, e.g. 'category-bar'."
+    )
+    code: str = Field(min_length=1, max_length=20_000, description="Python function body.")
+    output_format: _OutputFormat = Field(
+        default="json", description="'chart' for a Chart.js config."
+    )
+    monitor: bool = Field(
+        default=False, description="Re-run whenever an input entry gets a new version."
     )
 
 
-async def _analyse(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
+def _analyse_schema(kinds: Sequence[str]) -> type[AnalyseArgs]:
+    return create_model("AnalyseDataInput", __base__=AnalyseArgs, **_ids_fields(kinds))
+
+
+async def _analyse(arguments: AnalyseArgs, ctx: ToolContext) -> ToolResult:
     ids = _ids_from(arguments)
     if not ids:
         raise ToolError("analyse_data needs at least one entry to read", _no_inputs_hint(ctx))
-    name: str = arguments.name  # type: ignore[attr-defined]
+    name = arguments.name
     owner = ctx.workspace.recipe(name)
     if owner is not None and owner.tool not in (None, "analyse_data"):
         # The latest run of a name is what re-runs: reusing a tracker's name would stop it.
@@ -103,7 +99,7 @@ async def _analyse(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
             f"the name {name!r} belongs to a {owner.tool} run",
             hint="choose another name; monitor_analysis switches a tracker on or off",
         )
-    if owner is not None and owner.monitored and not arguments.monitor:  # type: ignore[attr-defined]
+    if owner is not None and owner.monitored and not arguments.monitor:
         raise ToolError(
             f"the name {name!r} belongs to a monitored analysis; running it unmonitored "
             "would stop the monitor",
@@ -113,20 +109,20 @@ async def _analyse(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     run = await run_code(
         ctx,
         tool="analyse_data",
-        code=arguments.code,  # type: ignore[attr-defined]
+        code=arguments.code,
         ids_by_kind=ids,
         name=name,
-        output_format=arguments.output_format,  # type: ignore[attr-defined]
+        output_format=arguments.output_format,
         extra_inputs=extra,
-        monitored=bool(arguments.monitor),  # type: ignore[attr-defined]
+        monitored=arguments.monitor,
     )
     out = run.for_model(ctx.settings.digest_chars)
-    if run.ok and arguments.monitor:  # type: ignore[attr-defined]
+    if run.ok and arguments.monitor:
         out["monitor"] = f"on: re-runs as {name!r} when an input gets a new version"
     return ToolResult(model=out, failed=not run.ok)
 
 
-def _build_analyse(scope: BaseModel | None) -> ToolEntry:
+def _build_analyse(scope: BaseModel | None) -> ToolEntry[Any]:
     kinds = list(scope.kinds) if isinstance(scope, DataScope) else list(ENTRY_KINDS)
     doc = kinds_doc(kinds if scope is not None else None)
     description = (
@@ -168,17 +164,17 @@ ANALYSE_DATA: Final = ToolBuilder(
 # -- process_data ------------------------------------------------------------------------
 
 
-def _process_schema(kinds: Sequence[str]) -> type[BaseModel]:
-    return create_model(
-        "ProcessDataInput",
-        __base__=_Analyse,
-        **_ids_fields(kinds),
-        code=(str, Field(min_length=1, max_length=20_000, description="Python function body.")),
-        label=(
-            str | None,
-            Field(default=None, max_length=200, description="Name of the new entry."),
-        ),
-    )
+class ProcessArgs(BaseModel):
+    """What ``process_data`` always takes; its scope adds a ``<kind>_entry_ids`` per kind."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    code: str = Field(min_length=1, max_length=20_000, description="Python function body.")
+    label: str | None = Field(default=None, max_length=200, description="Name of the new entry.")
+
+
+def _process_schema(kinds: Sequence[str]) -> type[ProcessArgs]:
+    return create_model("ProcessDataInput", __base__=ProcessArgs, **_ids_fields(kinds))
 
 
 def check_envelope(value: Any) -> dict[str, Any]:
@@ -308,7 +304,7 @@ def _plan(envelope: Mapping[str, Any], label: str | None) -> dict[str, Any]:
     }
 
 
-async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
+async def _process(arguments: ProcessArgs, ctx: ToolContext) -> ToolResult:
     ids = _ids_from(arguments)
     if not ids:
         raise ToolError("process_data needs at least one entry to read", _no_inputs_hint(ctx))
@@ -317,7 +313,7 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     def check(value: Any) -> dict[str, Any]:
         # Runs on the code's result, so a refused envelope is the run's recorded error; the
         # record keeps what the envelope writes, not a second copy of its data.
-        planned.update(_plan(value, arguments.label))  # type: ignore[attr-defined]
+        planned.update(_plan(value, arguments.label))
         data = planned["data"]
         return {
             "writes": planned["kind"],
@@ -329,7 +325,7 @@ async def _process(arguments: BaseModel, ctx: ToolContext) -> ToolResult:
     run = await run_code(
         ctx,
         tool="process_data",
-        code=arguments.code,  # type: ignore[attr-defined]
+        code=arguments.code,
         ids_by_kind=ids,
         check=check,
     )
@@ -383,7 +379,7 @@ def _fit_bbox(fit: Any, fallback: Any) -> tuple[float, float, float, float] | No
     return (west, south, east, north)
 
 
-def _build_process(scope: BaseModel | None) -> ToolEntry:
+def _build_process(scope: BaseModel | None) -> ToolEntry[Any]:
     kinds = list(scope.kinds) if isinstance(scope, DataScope) else list(ENTRY_KINDS)
     description = (
         "Run Python over copies of entries to make a new entry for the map. The code returns "
@@ -459,7 +455,7 @@ MONITOR_ANALYSIS: Final = ToolEntry(
         "re-running when its inputs change; on again: it resumes."
     ),
     input_schema=MonitorInput,
-    execute=_monitor,  # type: ignore[arg-type]
+    execute=_monitor,
     classification_prompt="Stop or resume a monitored analysis or a tracker.",
     tags=("data", "monitor"),
     example_prompts=("Stop watching the delay count",),

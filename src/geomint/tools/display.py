@@ -8,6 +8,7 @@ from typing import Any, Final, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geomint.state import EntryDisplayChanged, ViewChanged
+from geomint.tools._digest import BBox, digest_bbox
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError
@@ -74,14 +75,14 @@ async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -
     return {"changed": targets, "visible": visible}
 
 
-def _display_tool(kind: str, what: str) -> ToolEntry:
+def _display_tool(kind: str, what: str) -> ToolEntry[Any]:
     async def execute(arguments: DisplayInput, ctx: ToolContext) -> dict[str, Any]:
         return await change_display(ctx, kind, arguments)
 
     return ToolEntry(
         description=f"Show or hide {what} on the map, by entry id or all at once, with a style.",
         input_schema=DisplayInput,
-        execute=execute,  # type: ignore[arg-type]
+        execute=execute,
         effects=frozenset({"display"}),
         classification_prompt=f"Show, hide or restyle {what} on the map.",
         tags=("map",),
@@ -115,7 +116,7 @@ async def _fly_to(arguments: FlyToInput, ctx: ToolContext) -> dict[str, Any]:
 FLY_TO: Final = ToolEntry(
     description="Move the map's camera to [longitude, latitude] at a zoom level.",
     input_schema=FlyToInput,
-    execute=_fly_to,  # type: ignore[arg-type]
+    execute=_fly_to,
     effects=frozenset({"display"}),
     classification_prompt="Move the map to a location.",
     tags=("map",),
@@ -144,14 +145,14 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
     if arguments.bbox is not None:
         box = arguments.bbox
     else:
-        boxes: list[list[float]] = []
+        boxes: list[BBox] = []
         for entry_id in arguments.entry_ids or []:
             entry = ctx.workspace.entries.get(entry_id)
             if entry is None:
                 raise ToolError(f"no entry {entry_id!r}", hint="call recall_state for the ids")
-            found = entry.latest.digest.get("bbox")
-            if isinstance(found, list) and len(found) == 4:
-                boxes.append([float(v) for v in found])  # type: ignore[arg-type]
+            found = digest_bbox(entry.latest.digest)
+            if found is not None:
+                boxes.append(found)
         if not boxes:
             raise ToolError("those entries have no geometry to fit")
         box = (
@@ -161,7 +162,7 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
             max(b[3] for b in boxes),
         )
     try:
-        event = ViewChanged(bbox=tuple(float(v) for v in box))  # type: ignore[arg-type]
+        event = ViewChanged.model_validate({"bbox": [float(v) for v in box]})
     except ValueError as exc:
         raise ToolError(f"bbox {list(box)} is not [west, south, east, north]: {exc}") from None
     await ctx.require("display", {"bbox": list(event.bbox or ())})
@@ -172,7 +173,7 @@ async def _fit_bounds(arguments: FitBoundsInput, ctx: ToolContext) -> dict[str, 
 FIT_BOUNDS: Final = ToolEntry(
     description="Fit the map's camera to [west, south, east, north] or to entries.",
     input_schema=FitBoundsInput,
-    execute=_fit_bounds,  # type: ignore[arg-type]
+    execute=_fit_bounds,
     effects=frozenset({"display"}),
     classification_prompt="Zoom the map to show a box or some entries.",
     tags=("map",),

@@ -13,11 +13,11 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import Final, Literal, get_args
+from typing import Final, Literal, TypeGuard, get_args
 
 from geomint.tools.results import ToolError
 
-__all__ = ["EFFECTS", "Effect", "EffectRefusedError", "effects_of"]
+__all__ = ["EFFECTS", "Effect", "EffectRefusedError", "effects_of", "is_effect"]
 
 Effect = Literal["runs_code", "code_entry", "fetched_entry", "display", "network"]
 
@@ -32,6 +32,11 @@ EFFECTS: Final[Mapping[Effect, str]] = MappingProxyType(
     }
 )
 assert set(EFFECTS) == set(get_args(Effect))
+
+
+def is_effect(name: str) -> TypeGuard[Effect]:
+    """Whether ``name`` is an effect (rather than, say, a tool's name)."""
+    return name in EFFECTS
 
 
 class EffectRefusedError(ToolError):
@@ -53,8 +58,8 @@ def effects_of(
     out: set[Effect] = set()
     unknown: list[str] = []
     for name in names:
-        if name in EFFECTS:
-            out.add(name)  # type: ignore[arg-type]
+        if is_effect(name):
+            out.add(name)
         elif name in declared:
             out |= declared[name]
         else:

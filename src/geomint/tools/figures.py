@@ -101,7 +101,7 @@ PRESENT_FIGURE: Final = ToolEntry(
         "a number, compute it in analyse_data and mint it with mint.value(x, label, unit=...)."
     ),
     input_schema=PresentInput,
-    execute=_present,  # type: ignore[arg-type]
+    execute=_present,
     classification_prompt="Show computed numbers to the person as figures with sources.",
     tags=("figures",),
     examples=("present_figure(value_ids=['v2'], title='Schools beyond 800 m')",),
@@ -145,7 +145,7 @@ RECORD_OBSERVATION: Final = ToolEntry(
         "and why in words. Code reads both off the ledger and computes their ratio."
     ),
     input_schema=ObservationInput,
-    execute=_observe,  # type: ignore[arg-type]
+    execute=_observe,
     classification_prompt="Two computed figures disagree and the person should see both.",
     tags=("figures",),
     related_tools=("present_figure",),

@@ -68,7 +68,7 @@ HELP: Final = ToolEntry(
         "optionally only those with a tag (data, map, recall, figures, byod, monitor)."
     ),
     input_schema=HelpInput,
-    execute=_help,  # type: ignore[arg-type]
+    execute=_help,
     classification_prompt="The person asks what the assistant can do, or for examples.",
     tags=("help",),
     example_prompts=("What can you do?", "Show me data examples"),

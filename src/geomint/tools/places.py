@@ -121,7 +121,7 @@ LOCATE_PLACE: Final = ToolEntry(
         "the matches, best first."
     ),
     input_schema=LocateInput,
-    execute=_locate,  # type: ignore[arg-type]
+    execute=_locate,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find where an address, a city, a landmark or a named place is.",
     tags=("places",),
@@ -285,7 +285,7 @@ DISCOVER_PLACES: Final = ToolEntry(
         "a range, or a corridor along a route). Writes a places entry."
     ),
     input_schema=DiscoverInput,
-    execute=_discover,  # type: ignore[arg-type]
+    execute=_discover,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find places (cafés, schools, shops...) by kind or name in an area.",
     tags=("places",),
@@ -352,7 +352,7 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
 GET_BOUNDARIES: Final = ToolEntry(
     description="Get the boundary polygons of named places (countries, cities, districts, parks).",
     input_schema=BoundariesInput,
-    execute=_boundaries,  # type: ignore[arg-type]
+    execute=_boundaries,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Get the outline or boundary polygon of a named area.",
     tags=("places", "geometries"),
@@ -425,7 +425,7 @@ SET_ROUTE: Final = ToolEntry(
         "unpaved roads. Writes a routes entry with summary (length_m, duration_s) and sections."
     ),
     input_schema=RouteInput,
-    execute=_route,  # type: ignore[arg-type]
+    execute=_route,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Plan a route or directions between places.",
     tags=("route",),
@@ -494,7 +494,7 @@ FIND_REACHABLE_AREAS: Final = ToolEntry(
         "budget, by car, walk, bike or truck (an isochrone). Writes a ranges entry."
     ),
     input_schema=RangeInput,
-    execute=_ranges,  # type: ignore[arg-type]
+    execute=_ranges,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Find the area reachable within some minutes or metres (isochrone).",
     tags=("route",),
@@ -552,7 +552,7 @@ GET_TRAFFIC_INCIDENTS: Final = ToolEntry(
         f"{MAX_TRAFFIC_KM2:,.0f} km². Writes an incidents entry."
     ),
     input_schema=IncidentsInput,
-    execute=_incidents,  # type: ignore[arg-type]
+    execute=_incidents,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Traffic jams, incidents, closures or roadworks in an area.",
     tags=("traffic",),
@@ -590,14 +590,14 @@ async def _analytics(arguments: AnalyticsInput, ctx: ToolContext) -> ToolResult:
 GET_TRAFFIC_AREA_ANALYTICS: Final = ToolEntry(
     description="Traffic statistics (congestion, speeds) over an area, where a provider has them.",
     input_schema=AnalyticsInput,
-    execute=_analytics,  # type: ignore[arg-type]
+    execute=_analytics,
     effects=frozenset({"network", "fetched_entry"}),
     classification_prompt="Typical congestion or speeds over an area (traffic statistics).",
     tags=("traffic",),
     related_tools=("analyse_data",),
 )
 
-PROVIDER_TOOLS: Final = {
+PROVIDER_TOOLS: Final[dict[str, ToolEntry[Any]]] = {
     "locate_place": LOCATE_PLACE,
     "discover_places": DISCOVER_PLACES,
     "get_boundaries": GET_BOUNDARIES,

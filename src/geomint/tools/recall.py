@@ -40,7 +40,7 @@ def _row(entry: Entry) -> dict[str, Any]:
     }
 
 
-def _recall_tool(kind: str, what: str) -> ToolEntry:
+def _recall_tool(kind: str, what: str) -> ToolEntry[Any]:
     async def execute(arguments: RecallInput, ctx: ToolContext) -> ToolResult:
         entries = ctx.workspace.of_kind(kind)
         if arguments.id is None:
@@ -80,7 +80,7 @@ def _recall_tool(kind: str, what: str) -> ToolEntry:
             "or one entry's digest and sources by id. Reads state; never fetches."
         ),
         input_schema=RecallInput,
-        execute=execute,  # type: ignore[arg-type]
+        execute=execute,
         classification_prompt=f"Look up {what} found earlier in this chat.",
         tags=("recall",),
         example_prompts=(f"What were those {what} again?",),
@@ -144,7 +144,7 @@ RECALL_STATE: Final = ToolEntry(
         "monitoring), minted figures with their ids, the map view. Reads state; never fetches."
     ),
     input_schema=StateInput,
-    execute=_recall_state,  # type: ignore[arg-type]
+    execute=_recall_state,
     classification_prompt="Recall what this chat has gathered so far, or which ids exist.",
     tags=("recall",),
     example_prompts=("What do we have so far?",),

@@ -13,24 +13,30 @@ import difflib
 import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
 
 from geomint.errors import UsageError
 from geomint.tools.effects import EFFECTS, Effect
 
-__all__ = ["ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
+if TYPE_CHECKING:
+    from geomint.tools.context import ToolContext
+
+__all__ = ["InputT", "ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
-#: What executes a tool: its validated input and the run's context, to a JSON-able result.
-Execute = Callable[[BaseModel, Any], Awaitable[Any]]
+#: A tool's input model: ``execute`` receives an instance of its ``input_schema``.
+InputT = TypeVar("InputT", bound=BaseModel)
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolEntry:
+class ToolEntry(Generic[InputT]):
     """One tool the model may call, and what the classifier and ``help`` know of it.
+
+    Generic in its input model, so ``execute`` is typed: ``ToolEntry(input_schema=Route,
+    execute=route)`` checks that ``route`` takes a ``Route``.
 
     Attributes:
         description: The full description the model reads.
@@ -54,8 +60,8 @@ class ToolEntry:
     """
 
     description: str
-    input_schema: type[BaseModel]
-    execute: Execute
+    input_schema: type[InputT]
+    execute: Callable[[InputT, ToolContext], Awaitable[Any]]
     output_schema: type[BaseModel] | None = None
     classification_prompt: str = ""
     tags: tuple[str, ...] = ()
@@ -105,19 +111,19 @@ class ToolBuilder:
         tags: Categories for ``help``.
     """
 
-    build: Callable[[BaseModel | None], ToolEntry]
+    build: Callable[[BaseModel | None], ToolEntry[Any]]
     scope_schema: type[BaseModel]
     scope_prompt: str
     classification_prompt: str = ""
     tags: tuple[str, ...] = field(default=())
 
-    def entry(self, scope: BaseModel | None = None) -> ToolEntry:
+    def entry(self, scope: BaseModel | None = None) -> ToolEntry[Any]:
         """Return the tool's entry for ``scope`` (None: unscoped)."""
         return self.build(scope)
 
 
 #: What a registry maps a name to.
-ToolSpec = ToolEntry | ToolBuilder
+ToolSpec = ToolEntry[Any] | ToolBuilder
 
 
 def resolve_tools(

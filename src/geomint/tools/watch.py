@@ -158,23 +158,11 @@ def _member(member: Any) -> Any:
     return text if len(text) <= _MEMBER_CHARS else text[: _MEMBER_CHARS - 1] + "…"
 
 
-class _TrackerBase(BaseModel):
+class TrackerArgs(BaseModel):
+    """What ``create_tracker`` always takes; :data:`TrackerInput` adds the entries it
+    watches, a ``<kind>_entry_ids`` per kind, as analyse_data names its inputs."""
+
     model_config = ConfigDict(extra="forbid")
-
-
-# The entries a tracker watches are named per kind, as analyse_data names its inputs.
-_TrackerIds: type[BaseModel] = create_model(  # type: ignore[call-overload]
-    "TrackerIds",
-    __base__=_TrackerBase,
-    **{
-        f"{kind}_entry_ids": (list[str] | None, Field(default=None, description=f"{kind} entries"))
-        for kind in ENTRY_KINDS
-    },
-)
-
-
-class TrackerInput(_TrackerIds):  # type: ignore[misc,valid-type]
-    """Arguments of ``create_tracker``."""
 
     name: str = Field(min_length=1, max_length=100)
     rule: str = Field(min_length=1, max_length=1_000, description="The rule, in words.")
@@ -185,6 +173,14 @@ class TrackerInput(_TrackerIds):  # type: ignore[misc,valid-type]
     )
 
 
+_WATCHED: Final[dict[str, Any]] = {
+    f"{kind}_entry_ids": (list[str] | None, Field(default=None, description=f"{kind} entries"))
+    for kind in ENTRY_KINDS
+}
+#: The arguments of ``create_tracker``.
+TrackerInput: Final = create_model("TrackerInput", __base__=TrackerArgs, **_WATCHED)
+
+
 def _watched(arguments: BaseModel) -> dict[str, list[str]]:
     return {
         kind: list(ids)
@@ -193,7 +189,7 @@ def _watched(arguments: BaseModel) -> dict[str, list[str]]:
     }
 
 
-async def _create_tracker(arguments: TrackerInput, ctx: ToolContext) -> ToolResult:
+async def _create_tracker(arguments: TrackerArgs, ctx: ToolContext) -> ToolResult:
     watched = _watched(arguments)
     if not watched:
         raise ToolError(
@@ -229,7 +225,7 @@ CREATE_TRACKER: Final = ToolEntry(
         "`now` (ISO time) and `log` (earlier verdicts); every verdict is kept."
     ),
     input_schema=TrackerInput,
-    execute=_create_tracker,  # type: ignore[arg-type]
+    execute=_create_tracker,
     effects=frozenset({"runs_code"}),
     classification_prompt="Keep watching entries and say when a rule starts or stops holding.",
     tags=("data", "monitor"),
@@ -423,7 +419,7 @@ CLUSTER_INCIDENTS: Final = ToolEntry(
         "ids stay stable across calls with the same recipe."
     ),
     input_schema=ClusterInput,
-    execute=_cluster,  # type: ignore[arg-type]
+    execute=_cluster,
     effects=frozenset({"runs_code", "code_entry"}),
     classification_prompt="Group traffic incidents into hotspots or clusters.",
     tags=("traffic", "data"),

@@ -50,6 +50,7 @@ from geomint.state import (
     fold,
 )
 from geomint.store import Appended, Chats
+from geomint.tools._digest import digest_bbox, digest_count
 from geomint.tools.effects import EFFECTS
 from geomint.ui.parts import (
     AnalysisPart,
@@ -328,8 +329,6 @@ def _upload(message_id: str, part: Mapping[str, Any], at: _Origin) -> UploadPart
 
 
 def _entry(chat_id: str, body: EntryWritten, at: _Origin) -> EntryPart:
-    features = body.digest.get("feature_count")
-    bbox = body.digest.get("bbox")
     return EntryPart(
         **at,
         entry_id=body.entry_id,
@@ -338,21 +337,11 @@ def _entry(chat_id: str, body: EntryWritten, at: _Origin) -> EntryPart:
         label=body.label,
         sources=body.sources,
         derived_from=body.derived_from,
-        features=features if isinstance(features, int) else None,
-        bbox=_bbox(bbox),
+        features=digest_count(body.digest),
+        bbox=digest_bbox(body.digest),
         bytes=body.blob.size,
         geojson_url=entry_url(chat_id, body.entry_id, body.version),
     )
-
-
-def _bbox(value: Any) -> tuple[float, float, float, float] | None:
-    if (
-        isinstance(value, list)
-        and len(value) == 4
-        and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value)
-    ):
-        return (float(value[0]), float(value[1]), float(value[2]), float(value[3]))
-    return None
 
 
 def _analysis(

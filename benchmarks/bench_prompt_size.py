@@ -16,7 +16,7 @@ import json
 
 from geomint.agent.classifier import classifier_prompt
 from geomint.state import ENTRY_KINDS
-from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolEntry
+from geomint.tools import DEFAULT_TOOLS, ToolEntry
 from geomint.tools._kinds import DataScope
 
 
@@ -37,22 +37,20 @@ def main() -> None:
     print("| Tool surface | Characters | Tokens (chars/4) | Note |")
     print("|---|---:|---:|---|")
     for name in ("analyse_data", "process_data"):
-        builder = DEFAULT_TOOLS[name]
-        assert isinstance(builder, ToolBuilder)
-        terse = _size(name, builder.entry(None))
-        one = _size(name, builder.entry(DataScope(kinds=["places"])))
-        two = _size(name, builder.entry(DataScope(kinds=["places", "byod"])))
-        full = _size(name, builder.entry(DataScope(kinds=list(ENTRY_KINDS))))
+        tool = DEFAULT_TOOLS[name]
+        terse = _size(name, tool)
+        one = _size(name, tool.for_scope(DataScope(kinds=["places"])))
+        two = _size(name, tool.for_scope(DataScope(kinds=["places", "byod"])))
+        full = _size(name, tool.for_scope(DataScope(kinds=list(ENTRY_KINDS))))
         print(_row(f"`{name}` scoped to places", one))
         print(_row(f"`{name}` scoped to places + byod", two))
         print(_row(f"`{name}` scoped to all 7 kinds", full, "what one unscoped full surface costs"))
         print(_row(f"`{name}` unscoped (terse fallback)", terse, "classifier off or scope missing"))
-    everything = sum(
-        _size(n, s.entry(None) if isinstance(s, ToolBuilder) else s)
-        for n, s in DEFAULT_TOOLS.items()
+    everything = sum(_size(n, s) for n, s in DEFAULT_TOOLS.items())
+    seed = _size(
+        "analyse_data", DEFAULT_TOOLS["analyse_data"].for_scope(DataScope(kinds=["places"]))
     )
-    seed = _size("analyse_data", DEFAULT_TOOLS["analyse_data"].entry(DataScope(kinds=["places"])))  # type: ignore[union-attr]
-    seed += _size("present_figure", DEFAULT_TOOLS["present_figure"])  # type: ignore[arg-type]
+    seed += _size("present_figure", DEFAULT_TOOLS["present_figure"])
     print(_row("seed example turn, classifier on", seed, "analyse_data (places) + present_figure"))
     print(_row(f"every default tool, classifier off ({len(DEFAULT_TOOLS)})", everything, "terse"))
     print(

@@ -10,7 +10,7 @@ def test_package_root_exports() -> None:
     assert sorted(geomint.__all__) == sorted([
         "GeomintError", "ModelFacingError", "OperatorError", "SandboxUnavailableError",
         "UsageError", "__version__", "create_map_agent", "MapAgent", "RunResult",
-        "Part", "DEFAULT_TOOLS", "ToolEntry", "ToolBuilder",
+        "Part", "DEFAULT_TOOLS", "ToolEntry",
     ])  # fmt: skip
     for name in geomint.__all__:
         assert getattr(geomint, name) is not None

@@ -21,7 +21,7 @@ from geomint.errors import (
 
 if TYPE_CHECKING:
     from geomint.agent import MapAgent, RunResult, create_map_agent
-    from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolEntry
+    from geomint.tools import DEFAULT_TOOLS, ToolEntry
     from geomint.ui import Part
 
 _LAZY = {
@@ -30,7 +30,6 @@ _LAZY = {
     "RunResult": "geomint.agent",
     "DEFAULT_TOOLS": "geomint.tools",
     "ToolEntry": "geomint.tools",
-    "ToolBuilder": "geomint.tools",
     "Part": "geomint.ui",
 }
 
@@ -43,7 +42,6 @@ __all__ = [
     "Part",
     "RunResult",
     "SandboxUnavailableError",
-    "ToolBuilder",
     "ToolEntry",
     "UsageError",
     "__version__",

@@ -11,7 +11,7 @@ from tests.agent.scripted import Script, all_text, run
 from geomint.agent import MapAgent, classify
 from geomint.agent.classifier import SCOPE_RETRIES, classifier_prompt
 from geomint.models.demo import scripted_model
-from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolEntry, resolve_tools
+from geomint.tools import DEFAULT_TOOLS, ToolEntry, resolve_tools
 from geomint.tools._kinds import DataScope
 
 _SCOPED = {"analyse_data": {"kinds": ["places"]}}
@@ -69,8 +69,7 @@ def test_after_two_retries_the_tool_stays_with_its_terse_surface(
     assert result.unscoped == ("analyse_data",) and result.scopes == {}
     agent = make_agent(script)
     (entry,) = [e for n, e in agent.tools_for(result).items() if n == "analyse_data"]
-    terse = DEFAULT_TOOLS["analyse_data"].entry(None)  # type: ignore[union-attr]
-    assert entry.description == terse.description
+    assert entry.description == DEFAULT_TOOLS["analyse_data"].description
 
 
 def test_a_failed_classifier_fails_open() -> None:
@@ -133,7 +132,7 @@ def test_a_scopable_custom_builder_receives_the_scope() -> None:
 
     seen: list[Any] = []
 
-    def build(scope: BaseModel | None) -> ToolEntry:
+    def build(scope: BaseModel | None) -> ToolEntry[Any]:
         seen.append(scope)
         kinds = scope.kinds if isinstance(scope, FleetScope) else ["vehicles", "jobs"]
         return ToolEntry(
@@ -142,14 +141,11 @@ def test_a_scopable_custom_builder_receives_the_scope() -> None:
             execute=_noop,
             scope_schema=FleetScope,
             scope_prompt='{"kinds": ["vehicles" | "jobs"]}',
+            classification_prompt="Analyse fleet vehicles or jobs.",
+            prepare=build,
         )
 
-    fleet = ToolBuilder(
-        build=build,
-        scope_schema=FleetScope,
-        scope_prompt='{"kinds": ["vehicles" | "jobs"]}',
-        classification_prompt="Analyse fleet vehicles or jobs.",
-    )
+    fleet = build(None)
     registry = resolve_tools(DEFAULT_TOOLS, {"fleet_analyse": fleet})
     assert "fleet_analyse: Analyse fleet vehicles or jobs. [scope: " in classifier_prompt(registry)
     script = Script(
@@ -157,7 +153,7 @@ def test_a_scopable_custom_builder_receives_the_scope() -> None:
     )
     result = _classify(script, registry)
     assert result.scopes["fleet_analyse"] == FleetScope(kinds=["jobs"])
-    entry = fleet.entry(result.scopes["fleet_analyse"])
+    entry = fleet.for_scope(result.scopes["fleet_analyse"])
     assert entry.description == "Analyse jobs."
 
 
@@ -169,4 +165,4 @@ def test_classifier_false_keeps_every_tool_terse(make_agent: Callable[..., MapAg
     (_, _, info) = script.seen[0]
     assert {t.name for t in info.function_tools} == set(DEFAULT_TOOLS)
     (tool,) = [t for t in info.function_tools if t.name == "analyse_data"]
-    assert tool.description == DEFAULT_TOOLS["analyse_data"].entry(None).description  # type: ignore[union-attr]
+    assert tool.description == DEFAULT_TOOLS["analyse_data"].description

@@ -37,7 +37,6 @@ from geomint.state import EntryWritten, Workspace
 from geomint.store import Appended, Chats, MemoryStore
 from geomint.tools import (
     DEFAULT_TOOLS,
-    ToolBuilder,
     ToolContext,
     ToolError,
     ToolResult,
@@ -101,8 +100,7 @@ def _context(sandbox: Any, tmp_path: Path, ui: UiLog | None = None, **settings: 
 
 async def _call(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """Validate and execute a default tool; return what the model reads (raises ToolError)."""
-    spec = DEFAULT_TOOLS[name]
-    entry = spec.entry(None) if isinstance(spec, ToolBuilder) else spec
+    entry = DEFAULT_TOOLS[name]
     result = await entry.execute(entry.input_schema.model_validate(arguments), ctx)
     if isinstance(result, ToolResult):
         return {**result.model, "_failed": result.failed}

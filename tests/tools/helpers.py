@@ -9,7 +9,7 @@ from pydantic import BaseModel
 
 from geomint.provenance import Provenance
 from geomint.state import EntryWritten
-from geomint.tools import DEFAULT_TOOLS, ToolBuilder, ToolContext, ToolResult
+from geomint.tools import DEFAULT_TOOLS, ToolContext, ToolResult
 
 OSM = Provenance(
     source_id="osm-test",
@@ -93,8 +93,7 @@ async def call(
     ctx: ToolContext, name: str, arguments: dict[str, Any], scope: BaseModel | None = None
 ) -> Any:
     """Validate ``arguments`` against the tool's schema and execute it."""
-    spec = DEFAULT_TOOLS[name]
-    entry = spec.entry(scope) if isinstance(spec, ToolBuilder) else spec
+    entry = DEFAULT_TOOLS[name].for_scope(scope)
     return await entry.execute(entry.input_schema.model_validate(arguments), ctx)
 
 

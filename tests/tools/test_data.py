@@ -246,8 +246,8 @@ def _id_fields(schema: type[Any]) -> set[str]:
 
 
 def test_a_scope_narrows_the_schema_and_the_description() -> None:
-    scoped = ANALYSE_DATA.entry(DataScope(kinds=["places"]))
-    terse = ANALYSE_DATA.entry(None)
+    scoped = ANALYSE_DATA.for_scope(DataScope(kinds=["places"]))
+    terse = ANALYSE_DATA
 
     assert _id_fields(scoped.input_schema) == {"places_entry_ids"}
     assert _id_fields(terse.input_schema) == {f"{k}_entry_ids" for k in ALL_KINDS}
@@ -262,7 +262,7 @@ def test_a_scope_narrows_the_schema_and_the_description() -> None:
 
 
 def test_a_scoped_schema_refuses_ids_of_kinds_outside_the_scope() -> None:
-    scoped = PROCESS_DATA.entry(DataScope(kinds=["geometries"]))
+    scoped = PROCESS_DATA.for_scope(DataScope(kinds=["geometries"]))
     assert _id_fields(scoped.input_schema) == {"geometries_entry_ids"}
     with pytest.raises(ValueError, match="places_entry_ids"):
         scoped.input_schema.model_validate({"places_entry_ids": ["places-1"], "code": "return 1"})

@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from geomint.errors import UsageError
-from geomint.tools.registry import ToolBuilder, ToolEntry, help_entries, resolve_tools
+from geomint.tools.registry import ToolEntry, help_entries, resolve_tools
 
 
 class _NoInput(BaseModel):
@@ -28,9 +28,15 @@ class _Scope(BaseModel):
     kinds: list[Literal["places", "routes"]]
 
 
-def _analyse(scope: BaseModel | None) -> ToolEntry:
+def _analyse(scope: BaseModel | None) -> ToolEntry[Any]:
     kinds = ", ".join(scope.kinds) if isinstance(scope, _Scope) else "any kind of"
-    return entry(f"Analyse {kinds} entries.", tags=("data",), scope_schema=_Scope, scope_prompt="k")
+    return entry(
+        f"Analyse {kinds} entries.",
+        tags=("data",),
+        scope_schema=_Scope,
+        scope_prompt="k",
+        prepare=_analyse,
+    )
 
 
 DEFAULTS = {
@@ -60,7 +66,7 @@ def test_start_from_none_and_re_add_a_few() -> None:
     [
         ({"set_langauge": False}, "no default tool of that name; did you mean 'set_language'?"),
         ({"Fly-To": entry()}, "must be lower_snake_case"),
-        ({"x": "yes"}, "must be a ToolEntry, a ToolBuilder, True or False; got str"),
+        ({"x": "yes"}, "must be a ToolEntry, True or False; got str"),
         ({"after": entry(depends_on=("route",))}, "depends on 'route', which is not in"),
     ],
 )
@@ -75,6 +81,7 @@ def test_what_cannot_be_merged_is_refused(tools: dict[str, Any], message: str) -
         ({"description": " "}, "needs a description"),
         ({"input_schema": dict}, "must be a pydantic model class"),
         ({"scope_schema": _Scope}, "needs both scope_schema and scope_prompt"),
+        ({"prepare": _analyse}, "prepare receives the turn's scope"),
     ],
 )
 def test_a_malformed_entry_is_refused(kwargs: dict[str, Any], message: str) -> None:
@@ -83,16 +90,17 @@ def test_a_malformed_entry_is_refused(kwargs: dict[str, Any], message: str) -> N
         ToolEntry(**{**base, **kwargs})
 
 
-def test_a_builder_rebuilds_its_entry_for_the_scope() -> None:
-    builder = ToolBuilder(build=_analyse, scope_schema=_Scope, scope_prompt="kinds")
-    assert builder.entry(_Scope(kinds=["routes"])).description == "Analyse routes entries."
-    assert builder.entry().description == "Analyse any kind of entries."
-    assert builder.entry().scopable
+def test_a_scopable_entry_prepares_itself_for_the_scope() -> None:
+    tool = _analyse(None)
+    assert tool.for_scope(_Scope(kinds=["routes"])).description == "Analyse routes entries."
+    assert tool.for_scope(None) is tool
+    assert tool.description == "Analyse any kind of entries." and tool.scopable
+    plain = entry("No scope.")
+    assert plain.for_scope(_Scope(kinds=["places"])) is plain
 
 
 def test_help_filters_by_tag_and_names_the_tags_that_exist() -> None:
-    registry = {**DEFAULTS, "analyse_data": ToolBuilder(build=_analyse, scope_schema=_Scope,
-                                                        scope_prompt="kinds")}  # fmt: skip
+    registry = {**DEFAULTS, "analyse_data": _analyse(None)}
     assert [r["name"] for r in help_entries(registry, "data")] == ["recall_places", "analyse_data"]
     assert len(help_entries(registry)) == 4
     with pytest.raises(UsageError, match="no tool is tagged 'route'; the tags are data, map"):

@@ -44,10 +44,9 @@ from geomint.state import (
     ToolFailed,
     ToolReturned,
 )
-from geomint.tools import ToolBuilder, ToolContext, ToolEntry, ToolError, ToolResult
+from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.effects import EFFECTS, Effect, EffectRefusedError, effects_of
-from geomint.tools.registry import ToolSpec
 from geomint.tools.results import plain_json
 from geomint.ui import approval_preview
 
@@ -113,7 +112,7 @@ class ApprovalPolicy:
     tools: frozenset[str] = frozenset()
 
 
-def approval_policy(names: Iterable[str], registry: Mapping[str, ToolSpec]) -> ApprovalPolicy:
+def approval_policy(names: Iterable[str], registry: Mapping[str, ToolEntry[Any]]) -> ApprovalPolicy:
     """The policy ``require_approval`` names: effects, or tools standing for theirs.
 
     A tool that declares no effects still needs approval before each call when named,
@@ -122,7 +121,7 @@ def approval_policy(names: Iterable[str], registry: Mapping[str, ToolSpec]) -> A
     Raises:
         UsageError: A name is neither an effect nor a tool of ``registry``.
     """
-    declared = {name: _entry(spec).effects for name, spec in registry.items()}
+    declared = {name: spec.effects for name, spec in registry.items()}
     names = tuple(names)
     try:
         effects = effects_of(names, declared)
@@ -130,10 +129,6 @@ def approval_policy(names: Iterable[str], registry: Mapping[str, ToolSpec]) -> A
         raise UsageError(str(exc)) from None
     tools = frozenset(n for n in names if n in declared and n not in EFFECTS and not declared[n])
     return ApprovalPolicy(effects=effects, tools=tools)
-
-
-def _entry(spec: ToolSpec) -> ToolEntry[Any]:
-    return spec.entry() if isinstance(spec, ToolBuilder) else spec
 
 
 @dataclass

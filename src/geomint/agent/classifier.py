@@ -20,7 +20,7 @@ from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.models import Model
 
-from geomint.tools import ToolBuilder, ToolEntry, ToolSpec
+from geomint.tools import ToolEntry
 
 __all__ = ["Classification", "classifier_prompt", "classify"]
 
@@ -63,19 +63,7 @@ class Classification:
         }
 
 
-def _meta(spec: ToolSpec) -> tuple[str, tuple[str, ...], type[BaseModel] | None, str]:
-    if isinstance(spec, ToolBuilder):
-        entry = spec.entry(None)
-        return (
-            spec.classification_prompt or entry.classification_prompt,
-            entry.depends_on,
-            spec.scope_schema,
-            spec.scope_prompt,
-        )
-    return (spec.classification_prompt, spec.depends_on, spec.scope_schema, spec.scope_prompt)
-
-
-def classifier_prompt(registry: Mapping[str, ToolSpec]) -> str:
+def classifier_prompt(registry: Mapping[str, ToolEntry[Any]]) -> str:
     """The classifier's instructions: one line per tool, scopes described."""
     lines = [
         "Choose the tools needed to answer the newest user message of a map assistant. "
@@ -86,18 +74,16 @@ def classifier_prompt(registry: Mapping[str, ToolSpec]) -> str:
         "Tools:",
     ]
     for name, spec in registry.items():
-        prompt, depends, scope_schema, scope_prompt = _meta(spec)
-        line = f"- {name}: {prompt or _first_line(spec)}"
-        if depends:
-            line += f" (needs {', '.join(depends)})"
-        if scope_schema is not None:
-            line += f" [scope: {scope_prompt}]"
+        line = f"- {name}: {spec.classification_prompt or _first_line(spec)}"
+        if spec.depends_on:
+            line += f" (needs {', '.join(spec.depends_on)})"
+        if spec.scope_schema is not None:
+            line += f" [scope: {spec.scope_prompt}]"
         lines.append(line)
     return "\n".join(lines)
 
 
-def _first_line(spec: ToolSpec) -> str:
-    entry = spec.entry(None) if isinstance(spec, ToolBuilder) else spec
+def _first_line(entry: ToolEntry[Any]) -> str:
     return entry.description.split("\n", 1)[0][:160]
 
 
@@ -113,8 +99,8 @@ def _conversation(history: Sequence[tuple[str, str]], prompt: str) -> str:
     return "\n".join(lines)
 
 
-def _output_type(registry: Mapping[str, ToolSpec]) -> type[BaseModel]:
-    scopable = {name: _meta(spec)[2] for name, spec in registry.items() if _meta(spec)[2]}
+def _output_type(registry: Mapping[str, ToolEntry[Any]]) -> type[BaseModel]:
+    scopable = {name: spec.scope_schema for name, spec in registry.items() if spec.scope_schema}
     scope_fields: dict[str, Any] = {
         name: (dict[str, Any] | None, Field(default=None)) for name in scopable
     }
@@ -128,7 +114,7 @@ def _output_type(registry: Mapping[str, ToolSpec]) -> type[BaseModel]:
 
 async def classify(
     model: Model,
-    registry: Mapping[str, ToolSpec],
+    registry: Mapping[str, ToolEntry[Any]],
     history: Sequence[tuple[str, str]],
     prompt: str,
 ) -> Classification:
@@ -166,7 +152,7 @@ async def classify(
             spec = registry.get(tool)
             if spec is None:
                 continue
-            scope_schema = _meta(spec)[2]
+            scope_schema = spec.scope_schema
             if scope_schema is None:
                 continue
             given = getattr(pick.scopes, tool, None)
@@ -178,7 +164,7 @@ async def classify(
                 missing.append(tool)
                 problems.append(
                     f"{tool} was picked without a valid scope ({_short(exc)}); add "
-                    f"scopes.{tool} = {_meta(spec)[3]}"
+                    f"scopes.{tool} = {spec.scope_prompt}"
                 )
         if problems and ctx.retry < SCOPE_RETRIES:
             attempts["retries"] = ctx.retry + 1
@@ -202,7 +188,7 @@ async def classify(
     scopes: dict[str, BaseModel] = {}
     for tool in active:
         spec = registry[tool]
-        scope_schema = _meta(spec)[2]
+        scope_schema = spec.scope_schema
         given = getattr(pick.scopes, tool, None)
         if scope_schema is None or given is None or tool in unscoped:
             continue
@@ -219,7 +205,7 @@ async def classify(
     )
 
 
-def _with_dependencies(chosen: list[str], registry: Mapping[str, ToolSpec]) -> list[str]:
+def _with_dependencies(chosen: list[str], registry: Mapping[str, ToolEntry[Any]]) -> list[str]:
     active: list[str] = []
     pending = list(chosen)
     while pending:
@@ -227,7 +213,7 @@ def _with_dependencies(chosen: list[str], registry: Mapping[str, ToolSpec]) -> l
         if tool in active or tool not in registry:
             continue
         active.append(tool)
-        pending.extend(_meta(registry[tool])[1])
+        pending.extend(registry[tool].depends_on)
     return active
 
 

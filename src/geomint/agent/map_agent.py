@@ -57,12 +57,10 @@ from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
     DEFAULT_TOOLS,
     EntryCache,
-    ToolBuilder,
     ToolContext,
     ToolEntry,
     ToolError,
     ToolSettings,
-    ToolSpec,
     help_entries,
     rerun_watchers,
     resolve_tools,
@@ -233,7 +231,7 @@ class MapAgent:
         self,
         *,
         model: Model,
-        registry: Mapping[str, ToolSpec],
+        registry: Mapping[str, ToolEntry[Any]],
         chats: Chats,
         sandbox: Sandbox,
         classifier: bool = True,
@@ -288,12 +286,8 @@ class MapAgent:
         active: dict[str, ToolEntry[Any]] = {}
         names = classification.active if classification else tuple(self.registry)
         for name in names:
-            spec = self.registry[name]
-            if isinstance(spec, ToolBuilder):
-                scope = classification.scopes.get(name) if classification else None
-                active[name] = spec.entry(scope)
-            else:
-                active[name] = spec
+            scope = classification.scopes.get(name) if classification else None
+            active[name] = self.registry[name].for_scope(scope)
         return active
 
     # -- running ---------------------------------------------------------------------------
@@ -560,7 +554,7 @@ def _model_messages(history: list[tuple[str, str]]) -> list[ModelMessage]:
 def create_map_agent(
     model: ModelSpec = None,
     *,
-    tools: Mapping[str, ToolSpec | bool] | None = None,
+    tools: Mapping[str, ToolEntry[Any] | bool] | None = None,
     include_default_tools: bool = True,
     classifier: bool = True,
     store: str | Path | Chats | None = None,
@@ -587,7 +581,7 @@ def create_map_agent(
         model: A pydantic-ai model string (``"openai:gpt-4.1"``), a Model object, ``"demo"``
             for the scripted demo model, or None for ``GEOMINT_MODEL`` (the demo model
             when that is unset).
-        tools: Per name: ``False`` removes a default, a ``ToolEntry`` or ``ToolBuilder``
+        tools: Per name: ``False`` removes a default, a ``ToolEntry``
             adds or replaces one.
         include_default_tools: Start from ``DEFAULT_TOOLS`` (True) or from nothing.
         classifier: Pick tools and scopes per turn (True), or keep every tool, terse.

@@ -19,7 +19,7 @@ from geomint.state import ENTRY_KINDS, MonitorSwitched, ViewChanged
 from geomint.tools._analysis import figure_digests, run_code, sources_of
 from geomint.tools._kinds import DataScope, code_names_doc, kinds_doc
 from geomint.tools.context import ToolContext
-from geomint.tools.registry import ToolBuilder, ToolEntry
+from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
 
 __all__ = ["ANALYSE_DATA", "MONITOR_ANALYSIS", "PROCESS_DATA", "check_envelope"]
@@ -152,13 +152,12 @@ def _build_analyse(scope: BaseModel | None) -> ToolEntry[Any]:
         related_tools=("process_data", "present_figure", "recall_state"),
         scope_schema=DataScope,
         scope_prompt=_SCOPE_PROMPT,
+        prepare=_build_analyse,
     )
 
 
-#: The classifier reads its line and tags off the unscoped entry (ToolBuilder.entry(None)).
-ANALYSE_DATA: Final = ToolBuilder(
-    build=_build_analyse, scope_schema=DataScope, scope_prompt=_SCOPE_PROMPT
-)
+#: Unscoped and terse; ``ANALYSE_DATA.for_scope(scope)`` documents only the scope's kinds.
+ANALYSE_DATA: Final = _build_analyse(None)
 
 
 # -- process_data ------------------------------------------------------------------------
@@ -409,12 +408,12 @@ def _build_process(scope: BaseModel | None) -> ToolEntry[Any]:
         related_tools=("analyse_data", "update_places_display", "update_geometries_display"),
         scope_schema=DataScope,
         scope_prompt=_SCOPE_PROMPT,
+        prepare=_build_process,
     )
 
 
-PROCESS_DATA: Final = ToolBuilder(
-    build=_build_process, scope_schema=DataScope, scope_prompt=_SCOPE_PROMPT
-)
+#: Unscoped and terse; ``PROCESS_DATA.for_scope(scope)`` documents only the scope's kinds.
+PROCESS_DATA: Final = _build_process(None)
 
 
 # -- monitor_analysis --------------------------------------------------------------------

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from types import MappingProxyType
-from typing import Final
+from typing import Any, Final
 
 from geomint.tools.byod import ADD_BYOD_LAYER, UPDATE_BYOD_DISPLAY
 from geomint.tools.data import ANALYSE_DATA, MONITOR_ANALYSIS, PROCESS_DATA
@@ -18,14 +18,14 @@ from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
 from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
-from geomint.tools.registry import ToolSpec
+from geomint.tools.registry import ToolEntry
 from geomint.tools.watch import CLUSTER_INCIDENTS, CREATE_TRACKER
 
 __all__ = ["DEFAULT_TOOLS"]
 
 #: Every default tool by name. Read-only: an application passes its changes to
 #: ``create_map_agent(tools=...)`` instead of editing this.
-DEFAULT_TOOLS: Final[Mapping[str, ToolSpec]] = MappingProxyType(
+DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
     {
         **PROVIDER_TOOLS,
         "analyse_data": ANALYSE_DATA,

@@ -1,7 +1,8 @@
-"""ToolEntry, scopable tool builders, and merging an application's tools into the defaults.
+"""ToolEntry, and merging an application's tools into the defaults.
 
-A registry is data: a flat mapping of tool name to a :class:`ToolEntry` (or to a
-:class:`ToolBuilder` that makes the entry for a turn's scope). An application removes a
+A registry is data: a flat mapping of tool name to a :class:`ToolEntry`. A scopable
+entry is its own terse, unscoped form and has a ``prepare`` hook that makes the entry for
+the scope the classifier chose this turn. An application removes a
 default (``{"set_language": False}``), replaces one (same name), adds its own, or starts
 from none (``include_default_tools=False``) and re-adds a few; :func:`resolve_tools` does
 the merge and refuses what it cannot do, naming the near miss rather than guessing it.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from pydantic import BaseModel
@@ -23,7 +24,7 @@ from geomint.tools.effects import EFFECTS, Effect
 if TYPE_CHECKING:
     from geomint.tools.context import ToolContext
 
-__all__ = ["InputT", "ToolBuilder", "ToolEntry", "ToolSpec", "help_entries", "resolve_tools"]
+__all__ = ["InputT", "ToolEntry", "help_entries", "resolve_tools"]
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
 
@@ -52,6 +53,9 @@ class ToolEntry(Generic[InputT]):
         depends_on: Tools that must run before it in a turn.
         scope_schema: For a scopable tool, the shape of its scope (e.g. ``{"kinds": [...]}``).
         scope_prompt: For a scopable tool, how the classifier should fill the scope.
+        prepare: For a scopable tool, ``(scope) -> ToolEntry``: the tool as this turn's
+            scope describes it (a description and input schema naming only what the scope
+            covers). The entry itself is the tool unscoped, terse.
         requires_approval: A person must approve each call.
         effects: What a call may do (:data:`geomint.tools.effects.EFFECTS`); an
             application requiring approval for an effect is asked where it happens.
@@ -71,6 +75,7 @@ class ToolEntry(Generic[InputT]):
     depends_on: tuple[str, ...] = ()
     scope_schema: type[BaseModel] | None = None
     scope_prompt: str = ""
+    prepare: Callable[[BaseModel], ToolEntry[Any]] | None = None
     requires_approval: bool = False
     effects: frozenset[Effect] = frozenset()
     changes_chat: bool = True
@@ -92,52 +97,36 @@ class ToolEntry(Generic[InputT]):
             raise UsageError(
                 "a scopable tool needs both scope_schema and scope_prompt; give both or neither"
             )
+        if self.prepare is not None and self.scope_schema is None:
+            raise UsageError(
+                "prepare receives the turn's scope: give scope_schema and scope_prompt"
+            )
 
     @property
     def scopable(self) -> bool:
         """True when the classifier emits a scope for this tool."""
         return self.scope_schema is not None
 
-
-@dataclass(frozen=True, kw_only=True)
-class ToolBuilder:
-    """A scopable tool whose entry is rebuilt each turn for the scope the classifier chose.
-
-    Attributes:
-        build: ``(scope or None) -> ToolEntry``; None builds the terse unscoped entry.
-        scope_schema: The shape of the scope.
-        scope_prompt: How the classifier should fill it.
-        classification_prompt: One line: when to activate the tool.
-        tags: Categories for ``help``.
-    """
-
-    build: Callable[[BaseModel | None], ToolEntry[Any]]
-    scope_schema: type[BaseModel]
-    scope_prompt: str
-    classification_prompt: str = ""
-    tags: tuple[str, ...] = field(default=())
-
-    def entry(self, scope: BaseModel | None = None) -> ToolEntry[Any]:
-        """Return the tool's entry for ``scope`` (None: unscoped)."""
-        return self.build(scope)
-
-
-#: What a registry maps a name to.
-ToolSpec = ToolEntry[Any] | ToolBuilder
+    def for_scope(self, scope: BaseModel | None) -> ToolEntry[Any]:
+        """The tool as ``scope`` describes it: ``prepare(scope)``, or itself when there is
+        no scope or nothing to prepare."""
+        if scope is None or self.prepare is None:
+            return self
+        return self.prepare(scope)
 
 
 def resolve_tools(
-    defaults: Mapping[str, ToolSpec],
-    tools: Mapping[str, ToolSpec | bool] | None = None,
+    defaults: Mapping[str, ToolEntry[Any]],
+    tools: Mapping[str, ToolEntry[Any] | bool] | None = None,
     *,
     include_default_tools: bool = True,
-) -> dict[str, ToolSpec]:
+) -> dict[str, ToolEntry[Any]]:
     """Merge an application's tools into the defaults.
 
     Args:
         defaults: The default registry (``DEFAULT_TOOLS``).
         tools: Per name: ``False`` removes a default, ``True`` keeps (or, with
-            ``include_default_tools=False``, re-adds) one, an entry or builder adds or
+            ``include_default_tools=False``, re-adds) one, an entry adds or
             replaces.
         include_default_tools: Start from the defaults (True) or from nothing.
 
@@ -148,7 +137,7 @@ def resolve_tools(
         UsageError: A name that is not a valid tool name, ``False``/``True`` for a name
             that is not a default (the near miss is named), or a value of another type.
     """
-    resolved: dict[str, ToolSpec] = dict(defaults) if include_default_tools else {}
+    resolved: dict[str, ToolEntry[Any]] = dict(defaults) if include_default_tools else {}
     for name, spec in (tools or {}).items():
         if not _NAME.match(name):
             raise UsageError(
@@ -165,16 +154,14 @@ def resolve_tools(
                 resolved[name] = defaults[name]
             else:
                 resolved.pop(name, None)
-        elif isinstance(spec, ToolEntry | ToolBuilder):
+        elif isinstance(spec, ToolEntry):
             resolved[name] = spec
         else:
             raise UsageError(
-                f"tools[{name!r}] must be a ToolEntry, a ToolBuilder, True or False; "
-                f"got {type(spec).__name__}"
+                f"tools[{name!r}] must be a ToolEntry, True or False; got {type(spec).__name__}"
             )
-    for name, spec in resolved.items():
-        entry = spec if isinstance(spec, ToolEntry) else None
-        for needed in entry.depends_on if entry else ():
+    for name, entry in resolved.items():
+        for needed in entry.depends_on:
             if needed not in resolved:
                 raise UsageError(
                     f"tool {name!r} depends on {needed!r}, which is not in the registry; "
@@ -188,7 +175,9 @@ def _near(name: str, known: Mapping[str, object]) -> str:
     return f"; did you mean {close[0]!r}?" if close else ""
 
 
-def help_entries(registry: Mapping[str, ToolSpec], tag: str | None = None) -> list[dict[str, Any]]:
+def help_entries(
+    registry: Mapping[str, ToolEntry[Any]], tag: str | None = None
+) -> list[dict[str, Any]]:
     """What the ``help`` tool shows: each tool's description, examples and prompts.
 
     Args:
@@ -200,8 +189,7 @@ def help_entries(registry: Mapping[str, ToolSpec], tag: str | None = None) -> li
     """
     rows = []
     tags: set[str] = set()
-    for name, spec in registry.items():
-        entry = spec if isinstance(spec, ToolEntry) else spec.entry(None)
+    for name, entry in registry.items():
         tags.update(entry.tags)
         if tag is not None and tag not in entry.tags:
             continue

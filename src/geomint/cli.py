@@ -87,11 +87,12 @@ def run_code(
         typer.echo("--- printed ---")
         typer.echo(result.stdout.rstrip("\n"))
     for figure in result.figures:
-        unit = f" {figure['unit']}" if figure["unit"] else ""
-        typer.echo(f"figure: {figure['label']} = {figure['value']}{unit}")
+        unit = f" {figure.unit}" if figure.unit else ""
+        typer.echo(f"figure: {figure.label} = {figure.value}{unit}")
     for layer in result.layers:
-        count = len(layer["data"].get("features", []))
-        typer.echo(f"layer: {layer['label']} ({count} features)")
+        features = layer.data.get("features")
+        count = len(features) if isinstance(features, list) else 0
+        typer.echo(f"layer: {layer.label} ({count} features)")
     typer.echo(
         "--- result ---"
         if result.ok

@@ -467,14 +467,14 @@ return summary
 def test_figures_and_layers_carry_the_models_lines(any_mode: Sandbox) -> None:
     result = any_mode.run(FIGURES, {"places_by_entry": _places()})
     assert _ok(result) == {"best": 4.7}
-    assert [dict(f) for f in result.figures] == [
+    assert [f.model_dump() for f in result.figures] == [
         {"label": "cafés found", "value": 2, "unit": "places", "sources": ["places-1"], "line": 4},
         {"label": "best rating", "value": 4.7, "unit": "stars", "sources": None, "line": 6},
     ]
     (layer,) = result.layers
-    assert layer["label"] == "Cafés"
-    assert layer["line"] == 7
-    assert layer["data"] == PLACES["places-1"]
+    assert layer.label == "Cafés"
+    assert layer.line == 7
+    assert layer.data == PLACES["places-1"]
     lines = FIGURES.splitlines()
     assert "mint.value(len(cafes)" in lines[4 - 1]
     assert "mint.layer" in lines[7 - 1]
@@ -495,12 +495,12 @@ def test_mint_layer_accepts_geometry_feature_and_geodataframe(any_mode: Sandbox)
     )
     result = any_mode.run(code, {"places_by_entry": _places()})
     assert _ok(result) == 1
-    assert [(lay["label"], len(lay["data"]["features"]), lay["line"]) for lay in result.layers] == [
+    assert [(lay.label, len(lay.data["features"]), lay.line) for lay in result.layers] == [
         ("a point", 1, 1),
         ("a feature", 1, 2),
         ("gdf", 2, 3),
     ]
-    assert all(lay["data"]["type"] == "FeatureCollection" for lay in result.layers)
+    assert all(lay.data["type"] == "FeatureCollection" for lay in result.layers)
 
 
 # -- async ----------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ an unprivileged uid). See ``docs/sandbox.md`` for the threat model.
 from __future__ import annotations
 
 from geomint.sandbox._entries import Entry
+from geomint.sandbox._protocol import MintedFigure, MintedLayer
 from geomint.sandbox._sandbox import CodeError, Mode, Sandbox, SandboxResult
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import CHART_TYPES, ChartError, digest, to_json_safe, validate_chart
@@ -17,6 +18,8 @@ __all__ = [
     "ChartError",
     "CodeError",
     "Entry",
+    "MintedFigure",
+    "MintedLayer",
     "Mode",
     "PreparedCode",
     "Sandbox",

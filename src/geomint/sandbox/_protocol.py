@@ -13,7 +13,15 @@ from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
-__all__ = ["MAX_VALUES", "ChildError", "Reply", "ReplyTooComplexError", "count_values"]
+__all__ = [
+    "MAX_VALUES",
+    "ChildError",
+    "MintedFigure",
+    "MintedLayer",
+    "Reply",
+    "ReplyTooComplexError",
+    "count_values",
+]
 
 Text = Annotated[str, Field(max_length=4_000)]
 
@@ -32,8 +40,9 @@ class ChildError(_Strict):
     phase: Literal["run", "result"]
 
 
-class Figure(_Strict):
-    """A ``mint.value`` registration."""
+class MintedFigure(_Strict):
+    """A ``mint.value`` registration: the number, its label and unit, the entry ids it was
+    computed from when narrower than the call's inputs, and its line in the model's code."""
 
     label: Annotated[str, Field(min_length=1, max_length=200)]
     value: bool | int | float
@@ -42,8 +51,9 @@ class Figure(_Strict):
     line: Annotated[int, Field(ge=0)]
 
 
-class LayerRecord(_Strict):
-    """A ``mint.layer`` registration."""
+class MintedLayer(_Strict):
+    """A ``mint.layer`` registration: its label, the GeoJSON FeatureCollection, and its line
+    in the model's code."""
 
     label: Annotated[str, Field(min_length=1, max_length=200)]
     data: dict[str, JsonValue]
@@ -81,8 +91,8 @@ class Reply(_Strict):
     ok: bool
     value: JsonValue
     error: ChildError | None
-    figures: Annotated[list[Figure], Field(max_length=200)]
-    layers: Annotated[list[LayerRecord], Field(max_length=20)]
+    figures: Annotated[list[MintedFigure], Field(max_length=200)]
+    layers: Annotated[list[MintedLayer], Field(max_length=20)]
     stdout: Annotated[str, Field(max_length=1_000_000)]
     stdout_truncated: bool
     returned_none: bool

@@ -11,8 +11,8 @@ import math
 import threading
 import time
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
-from typing import Any, Final, Literal, get_args
+from dataclasses import asdict, dataclass, field, replace
+from typing import Any, Final, Literal, TypeVar, get_args
 
 from pydantic import ValidationError
 
@@ -27,7 +27,7 @@ from geomint.sandbox._entries import (
     resolve_entries,
     table_collection,
 )
-from geomint.sandbox._protocol import Reply, ReplyTooComplexError
+from geomint.sandbox._protocol import MintedFigure, MintedLayer, Reply, ReplyTooComplexError
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import JsonValue, digest, to_json_safe
 
@@ -82,8 +82,8 @@ class SandboxResult:
         hint: A targeted suggestion for the model when the error (or, for a result that
             ran, a warning such as a buffer in degrees) matches a known pitfall.
         violations: Everything Gate 1 refused (the body did not run).
-        figures: ``mint.value`` registrations, as plain dicts.
-        layers: ``mint.layer`` registrations, as plain dicts with GeoJSON ``data``.
+        figures: ``mint.value`` registrations, with their lines in the model's code.
+        layers: ``mint.layer`` registrations (GeoJSON ``data``), with their lines.
         stdout: What the body printed (capped).
         stdout_truncated: Whether printed output was cut at the cap.
         warnings: Warnings the code raised (``"UserWarning: ..."``), deduplicated.
@@ -96,8 +96,8 @@ class SandboxResult:
     error: CodeError | None = None
     hint: str | None = None
     violations: tuple[Violation, ...] = ()
-    figures: tuple[dict[str, Any], ...] = ()
-    layers: tuple[dict[str, Any], ...] = ()
+    figures: tuple[MintedFigure, ...] = ()
+    layers: tuple[MintedLayer, ...] = ()
     stdout: str = ""
     stdout_truncated: bool = False
     warnings: tuple[str, ...] = ()
@@ -106,7 +106,10 @@ class SandboxResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON-safe data (the CLI's ``--json`` output)."""
-        return asdict(self)
+        out = asdict(replace(self, figures=(), layers=()))
+        out["figures"] = [f.model_dump(mode="json") for f in self.figures]
+        out["layers"] = [layer.model_dump(mode="json") for layer in self.layers]
+        return out
 
     def for_model(self, *, max_chars: int = 8_000) -> str:
         """A text for the model: the value (digested when large) or the error and hint."""
@@ -582,13 +585,13 @@ class Sandbox:
             "warnings": tuple(outcome.warnings), "duration_ms": _ms(started), "mode": mode,
         }  # fmt: skip
         if outcome.ok and outcome.error is None and not outcome.returned_none:
-            # Layers are shared with the reply, not copied: model_dump() would rebuild a
-            # 500,000-feature layer, a quarter of a gigabyte more in the host.
+            # The reply's records, their lines moved to the model's own; a layer's data is
+            # shared, not copied (a 500,000-feature layer is a quarter of a gigabyte).
             offset = prepared.line_offset
             return SandboxResult(
                 ok=True, value=outcome.value, hint=_warning_hint(outcome.warnings, inputs),
-                figures=tuple(_shift(f.model_dump(), offset) for f in outcome.figures),
-                layers=tuple(_shift(dict(layer), offset) for layer in outcome.layers),
+                figures=tuple(_shift(f, offset) for f in outcome.figures),
+                layers=tuple(_shift(layer, offset) for layer in outcome.layers),
                 **common,
             )  # fmt: skip
         if outcome.error is None:
@@ -602,11 +605,14 @@ class Sandbox:
         return SandboxResult(ok=False, error=error, hint=hints.hint_for(error, inputs), **common)
 
 
-def _shift(record: dict[str, Any], offset: int) -> dict[str, Any]:
+_Minted = TypeVar("_Minted", MintedFigure, MintedLayer)
+
+
+def _shift(record: _Minted, offset: int) -> _Minted:
     """Map a registration's line from the unfenced body back to the model's own lines."""
-    if record.get("line"):
-        record["line"] += offset
-    return record
+    if not record.line or not offset:
+        return record
+    return record.model_copy(update={"line": record.line + offset})
 
 
 def _no_result_error(prepared: PreparedCode) -> CodeError:

@@ -229,10 +229,10 @@ async def run_code(
     layer_ids: list[str] = []
     layer_records = []
     for minted in result.layers:
-        label = str(minted["label"])
+        label = minted.label
         try:
             # A minted layer is checked and repaired like any GeoJSON that reaches the map.
-            checked = await intake_aload(minted["data"], label=label)
+            checked = await intake_aload(minted.data, label=label)
         except (IntakeError, ValueError, OverflowError) as exc:
             problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
             notes.append(f"layer {label!r} was not minted: {problems[:500]}")
@@ -254,7 +254,7 @@ async def run_code(
     for minted, written in layer_records:
         digest = written.digest
         layer, ledger = ledger.mint_layer(
-            label=str(minted["label"]),
+            label=minted.label,
             entry=EntryVersion(entry_id=written.entry_id, version=written.version),
             feature_count=digest_count(digest) or 0,
             bbox=digest_bbox(digest),
@@ -276,19 +276,19 @@ async def run_code(
     figures: list[Value] = []
     value_ids: list[str] = []
     for figure in result.figures:
-        narrowed = _narrowed(ctx, figure.get("sources"), read, notes)
+        narrowed = _narrowed(ctx, figure.sources, read, notes)
         try:
             minted_value, ledger = ledger.mint_value(
-                label=str(figure["label"]),
-                value=figure["value"],
-                unit=figure.get("unit"),
+                label=figure.label,
+                value=figure.value,
+                unit=figure.unit,
                 sources=sources_of(ctx, narrowed),
                 minted_by=analysis_id,
                 code_hash=code_hash,
                 inputs=narrowed,
             )
         except ValueError as exc:
-            notes.append(f"figure {figure.get('label')!r} was not minted: {exc}")
+            notes.append(f"figure {figure.label!r} was not minted: {exc}")
             continue
         events.append(ValueMinted(value=minted_value))
         value_ids.append(minted_value.id)

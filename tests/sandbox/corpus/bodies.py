@@ -92,21 +92,21 @@ def _h3_summary() -> dict[str, Any]:
 def _check_hex_layer(result: SandboxResult) -> None:
     assert result.value == len(CAFES)
     (layer,) = result.layers
-    assert layer["label"] == "Cafés by H3 cell"
-    features = layer["data"]["features"]
+    assert layer.label == "Cafés by H3 cell"
+    features = layer.data["features"]
     assert len(features) == len(CAFES)
     for feature, cafe in zip(features, CAFES, strict=True):
         hexagon = shape(feature["geometry"])
         assert hexagon.contains(shape(cafe["geometry"])), "lng/lat order of the hexagon"
         assert feature["properties"]["name"] == cafe["properties"]["name"]
-    assert layer["line"] == 10
+    assert layer.line == 10
 
 
 def _check_figures(result: SandboxResult) -> None:
     ratings = [c["properties"]["rating"] for c in CAFES if c["properties"]["rating"]]
     mean = round(sum(ratings) / len(ratings), 2)
     assert result.value == {"stats": {"mean_rating": mean}}
-    figures = [(f["label"], f["value"], f["unit"], f["sources"], f["line"]) for f in result.figures]
+    figures = [(f.label, f.value, f.unit, f.sources, f.line) for f in result.figures]
     assert figures == [
         ("cafés in the search", 4, "places", ["places-1"], 2),
         ("mean rating", mean, "stars", None, 9),
@@ -117,8 +117,8 @@ def _check_figures(result: SandboxResult) -> None:
 def _check_school_zones(result: SandboxResult) -> None:
     assert result.value == {"zones": 3, "crs": 32631}
     (layer,) = result.layers
-    assert layer["label"] == "500 m around schools"
-    features = layer["data"]["features"]
+    assert layer.label == "500 m around schools"
+    features = layer.data["features"]
     assert [f["geometry"]["type"] for f in features] == ["Polygon"] * 3
     for feature, school in zip(features, SCHOOLS, strict=True):
         zone = shape(feature["geometry"])

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
@@ -38,6 +38,7 @@ from geomint.tools.results import ToolError
 
 __all__ = [
     "INPUT_NAMES",
+    "CodeCall",
     "CodeRun",
     "entry_ids_by_kind",
     "figure_digests",
@@ -162,25 +163,11 @@ def _short_hash(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-async def run_code(
-    ctx: ToolContext,
-    *,
-    tool: str,
-    code: str,
-    ids_by_kind: Mapping[str, Sequence[str]],
-    name: str | None = None,
-    output_format: Literal["json", "chart"] = "json",
-    extra_inputs: Mapping[str, Any] | None = None,
-    monitored: bool = False,
-    tracker: bool = False,
-    rule: str | None = None,
-    trigger: EntryVersion | None = None,
-    check: Any = None,
-) -> CodeRun:
-    """Run ``code`` over the requested entries, mint what it minted, and record the run.
+@dataclass(frozen=True, kw_only=True)
+class CodeCall:
+    """One run of model-written code to make: what runs, over what, and how it is kept.
 
-    Args:
-        ctx: The run's context.
+    Attributes:
         tool: The tool running it, for the record.
         code: A Python function body ending in ``return``.
         ids_by_kind: Entry ids per kind to hand to the code.
@@ -191,81 +178,156 @@ async def run_code(
         tracker: Record it as a tracker.
         rule: A tracker's rule.
         trigger: The entry version that caused a re-run.
-        check: ``(value) -> value`` raising ``ToolError`` when the result's shape is wrong.
+        check: ``(value) -> value`` raising ``ToolError`` when the result's shape is wrong;
+            it runs off the event loop.
+    """
+
+    tool: str
+    code: str
+    ids_by_kind: Mapping[str, Sequence[str]]
+    name: str | None = None
+    output_format: Literal["json", "chart"] = "json"
+    extra_inputs: Mapping[str, Any] = field(default_factory=dict)
+    monitored: bool = False
+    tracker: bool = False
+    rule: str | None = None
+    trigger: EntryVersion | None = None
+    check: Callable[[Any], Any] | None = None
+
+
+@dataclass(frozen=True)
+class _Judged:
+    """The code's result as the run keeps it: the value, or why it is refused."""
+
+    value: Any
+    error: str | None
+    hint: str | None
+
+
+@dataclass
+class _Minted:
+    """What a run minted into the ledger, and the events that say so."""
+
+    events: list[EventBody] = field(default_factory=list)
+    figures: list[Value] = field(default_factory=list)
+    layers: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+async def run_code(ctx: ToolContext, call: CodeCall) -> CodeRun:
+    """Run ``call``'s code over the requested entries, mint what it minted, record the run.
+
+    The steps: gather the inputs, run the code in the sandbox, judge the result (a chart,
+    the call's check), mint its layers and figures into the ledger, and append them with
+    the run's record in one batch.
 
     Raises:
         ToolError: An entry id is wrong (nothing ran, nothing recorded).
     """
-    inputs, read = gather_inputs(ctx, ids_by_kind)
-    inputs.update(extra_inputs or {})
-    await ctx.require("runs_code", {"code": code, "reads": [r.entry_id for r in read]})
-    ctx.progress(tool, name, "running")
-    result = await ctx.sandbox.arun(code, inputs)
-    ctx.progress(tool, name, "done", round(result.duration_ms))
+    inputs, read = gather_inputs(ctx, call.ids_by_kind)
+    inputs.update(call.extra_inputs)
+    await ctx.require("runs_code", {"code": call.code, "reads": [r.entry_id for r in read]})
+    ctx.progress(call.tool, call.name, "running")
+    result = await ctx.sandbox.arun(call.code, inputs)
+    ctx.progress(call.tool, call.name, "done", round(result.duration_ms))
+    judged = await _judge(call, result)
+    analysis_id = ctx.workspace.next_analysis_id()
+    minted = await _mint(ctx, call, result, read, analysis_id)
+    record = _record(
+        ctx,
+        analysis_id=analysis_id,
+        code=call.code,
+        code_hash=hash_code(call.code),
+        inputs=tuple(read),
+        values=tuple(v.id for v in minted.figures),
+        layers=tuple(str(layer["id"]) for layer in minted.layers),
+        error=judged.error,
+        monitored=call.monitored,
+        tracker=call.tracker,
+        name=call.name,
+        tool=call.tool,
+        output_format=call.output_format,
+        result=judged.value if judged.error is None else None,
+        rule=call.rule,
+        trigger=call.trigger,
+    )
+    ctx.append([*minted.events, record])
+    return CodeRun(
+        record=record,
+        sandbox=result,
+        value=judged.value,
+        figures=tuple(minted.figures),
+        layers=tuple(minted.layers),
+        error=judged.error,
+        hint=judged.hint,
+        notes=tuple(minted.notes),
+    )
 
+
+async def _judge(call: CodeCall, result: SandboxResult) -> _Judged:
+    """The result as kept: an error when the code failed, a chart cannot be drawn, or the
+    call's check refuses its shape."""
+    if not result.ok:
+        return _Judged(result.value, _error_text(result), result.hint)
     value: Any = result.value
-    error = None if result.ok else _error_text(result)
-    hint = result.hint
-    if error is None and output_format == "chart":
+    if call.output_format == "chart":
         try:
             value = validate_chart(value)
         except (ChartError, ValueError) as exc:
-            error, hint = f"the result is not a chart the UI can draw: {exc}", None
-    if error is None and check is not None:
+            return _Judged(value, f"the result is not a chart the UI can draw: {exc}", None)
+    if call.check is not None:
         try:
             # A check may validate or cluster a large result: off the event loop.
-            value = await intake_offload(check, value)
+            value = await intake_offload(call.check, value)
         except ToolError as exc:
-            error, hint = exc.message, exc.hint
+            return _Judged(value, exc.message, exc.hint)
+    return _Judged(value, None, result.hint)
 
-    workspace = ctx.workspace
-    analysis_id = workspace.next_analysis_id()
-    code_hash = hash_code(code)
+
+async def _mint(
+    ctx: ToolContext,
+    call: CodeCall,
+    result: SandboxResult,
+    read: list[EntryVersion],
+    analysis_id: str,
+) -> _Minted:
+    """Mint the run's layers (each an entry of its own first) and figures into the ledger."""
+    minted = _Minted()
+    code_hash = hash_code(call.code)
     sources = sources_of(ctx, read)
-    events: list[EventBody] = []
-    layers: list[dict[str, Any]] = []
-    notes: list[str] = []
-    # Layers first: each is an entry of its own, which the ledger's layer record points at.
-    layer_ids: list[str] = []
-    layer_records = []
-    for minted in result.layers:
-        label = minted.label
+    written_layers = []
+    for layer_record in result.layers:
+        label = layer_record.label
         try:
             # A minted layer is checked and repaired like any GeoJSON that reaches the map.
-            checked = await intake_aload(minted.data, label=label)
+            checked = await intake_aload(layer_record.data, label=label)
         except (IntakeError, ValueError, OverflowError) as exc:
             problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
-            notes.append(f"layer {label!r} was not minted: {problems[:500]}")
+            minted.notes.append(f"layer {label!r} was not minted: {problems[:500]}")
             continue
         try:
-            await ctx.require("code_entry", _layer_preview(label, checked.data, code))
+            await ctx.require("code_entry", _layer_preview(label, checked.data, call.code))
         except EffectRefusedError as refused:
-            notes.append(f"layer {label!r} was not added: {refused.message}")
+            minted.notes.append(f"layer {label!r} was not added: {refused.message}")
             continue
         written = await ctx.write_entry(
-            kind="geometries",
-            data=checked.data,
-            label=label,
-            sources=sources,
-            derived_from=read,
+            kind="geometries", data=checked.data, label=label, sources=sources, derived_from=read
         )
-        layer_records.append((minted, written))
+        written_layers.append((label, written))
     ledger = ctx.workspace.ledger
-    for minted, written in layer_records:
-        digest = written.digest
+    for label, written in written_layers:
         layer, ledger = ledger.mint_layer(
-            label=minted.label,
+            label=label,
             entry=EntryVersion(entry_id=written.entry_id, version=written.version),
-            feature_count=digest_count(digest) or 0,
-            bbox=digest_bbox(digest),
+            feature_count=digest_count(written.digest) or 0,
+            bbox=digest_bbox(written.digest),
             sources=sources,
             minted_by=analysis_id,
             code_hash=code_hash,
             inputs=read,
         )
-        events.append(LayerMinted(layer=layer))
-        layer_ids.append(layer.id)
-        layers.append(
+        minted.events.append(LayerMinted(layer=layer))
+        minted.layers.append(
             {
                 "id": layer.id,
                 "entry_id": written.entry_id,
@@ -273,12 +335,10 @@ async def run_code(
                 "feature_count": layer.feature_count,
             }
         )
-    figures: list[Value] = []
-    value_ids: list[str] = []
     for figure in result.figures:
-        narrowed = _narrowed(ctx, figure.sources, read, notes)
+        narrowed = _narrowed(ctx, figure.sources, read, minted.notes)
         try:
-            minted_value, ledger = ledger.mint_value(
+            value, ledger = ledger.mint_value(
                 label=figure.label,
                 value=figure.value,
                 unit=figure.unit,
@@ -288,42 +348,11 @@ async def run_code(
                 inputs=narrowed,
             )
         except ValueError as exc:
-            notes.append(f"figure {figure.label!r} was not minted: {exc}")
+            minted.notes.append(f"figure {figure.label!r} was not minted: {exc}")
             continue
-        events.append(ValueMinted(value=minted_value))
-        value_ids.append(minted_value.id)
-        figures.append(minted_value)
-    record = _record(
-        ctx,
-        analysis_id=analysis_id,
-        code=code,
-        code_hash=code_hash,
-        inputs=tuple(read),
-        values=tuple(value_ids),
-        layers=tuple(layer_ids),
-        error=error,
-        monitored=monitored,
-        tracker=tracker,
-        name=name,
-        tool=tool,
-        output_format=output_format,
-        result=value if error is None else None,
-        rule=rule,
-        trigger=trigger,
-    )
-    events.append(record)
-    ctx.append(events)
-    run = CodeRun(
-        record=record,
-        sandbox=result,
-        value=value,
-        figures=tuple(figures),
-        layers=tuple(layers),
-        error=error,
-        hint=hint,
-        notes=tuple(notes),
-    )
-    return run
+        minted.events.append(ValueMinted(value=value))
+        minted.figures.append(value)
+    return minted
 
 
 def _record(ctx: ToolContext, *, result: Any, **fields: Any) -> AnalysisRecorded:

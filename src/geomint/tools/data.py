@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from geomint.intake import IntakeError
 from geomint.intake import load as intake_load
 from geomint.state import ENTRY_KINDS, MonitorSwitched, ViewChanged
-from geomint.tools._analysis import figure_digests, run_code, sources_of
+from geomint.tools._analysis import CodeCall, figure_digests, run_code, sources_of
 from geomint.tools._kinds import DataScope, code_names_doc, kinds_doc
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -108,13 +108,15 @@ async def _analyse(arguments: AnalyseArgs, ctx: ToolContext) -> ToolResult:
     extra = {"previous": None, "now": ctx.now().isoformat()}
     run = await run_code(
         ctx,
-        tool="analyse_data",
-        code=arguments.code,
-        ids_by_kind=ids,
-        name=name,
-        output_format=arguments.output_format,
-        extra_inputs=extra,
-        monitored=arguments.monitor,
+        CodeCall(
+            tool="analyse_data",
+            code=arguments.code,
+            ids_by_kind=ids,
+            name=name,
+            output_format=arguments.output_format,
+            extra_inputs=extra,
+            monitored=arguments.monitor,
+        ),
     )
     out = run.for_model(ctx.settings.digest_chars)
     if run.ok and arguments.monitor:
@@ -323,10 +325,12 @@ async def _process(arguments: ProcessArgs, ctx: ToolContext) -> ToolResult:
 
     run = await run_code(
         ctx,
-        tool="process_data",
-        code=arguments.code,
-        ids_by_kind=ids,
-        check=check,
+        CodeCall(
+            tool="process_data",
+            code=arguments.code,
+            ids_by_kind=ids,
+            check=check,
+        ),
     )
     if not run.ok:
         return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)

@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from geomint import geo
 from geomint.provenance import EntryVersion
 from geomint.state import ENTRY_KINDS, AnalysisRecorded, EntryWritten, MonitorFailed
-from geomint.tools._analysis import entry_ids_by_kind, run_code, sources_of, stored_result
+from geomint.tools._analysis import CodeCall, entry_ids_by_kind, run_code, sources_of, stored_result
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
@@ -90,17 +90,19 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
         check = None
     await run_code(
         ctx,
-        tool=recipe.tool or "analyse_data",
-        code=recipe.code,
-        ids_by_kind=present,
-        name=recipe.name,
-        output_format=recipe.output_format,
-        extra_inputs=extra,
-        monitored=recipe.monitored,
-        tracker=recipe.tracker,
-        rule=recipe.rule,
-        trigger=trigger,
-        check=check,
+        CodeCall(
+            tool=recipe.tool or "analyse_data",
+            code=recipe.code,
+            ids_by_kind=present,
+            name=recipe.name,
+            output_format=recipe.output_format,
+            extra_inputs=extra,
+            monitored=recipe.monitored,
+            tracker=recipe.tracker,
+            rule=recipe.rule,
+            trigger=trigger,
+            check=check,
+        ),
     )
 
 
@@ -203,14 +205,16 @@ async def _create_tracker(arguments: TrackerArgs, ctx: ToolContext) -> ToolResul
         )
     run = await run_code(
         ctx,
-        tool="create_tracker",
-        code=arguments.code,
-        ids_by_kind=watched,
-        name=arguments.name,
-        extra_inputs={"now": ctx.now().isoformat(), "log": []},
-        tracker=True,
-        rule=arguments.rule,
-        check=check_verdict,
+        CodeCall(
+            tool="create_tracker",
+            code=arguments.code,
+            ids_by_kind=watched,
+            name=arguments.name,
+            extra_inputs={"now": ctx.now().isoformat(), "log": []},
+            tracker=True,
+            rule=arguments.rule,
+            check=check_verdict,
+        ),
     )
     out = run.for_model(ctx.settings.digest_chars)
     if run.ok:
@@ -304,11 +308,13 @@ async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
 
     run = await run_code(
         ctx,
-        tool="cluster_incidents",
-        code=arguments.code or "return incidents",
-        ids_by_kind={"incidents": ids},
-        name=recipe,
-        check=cluster,
+        CodeCall(
+            tool="cluster_incidents",
+            code=arguments.code or "return incidents",
+            ids_by_kind={"incidents": ids},
+            name=recipe,
+            check=cluster,
+        ),
     )
     if not run.ok:
         return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)

@@ -2,7 +2,9 @@
 
 * :class:`UsageError` — the developer called an API wrongly (bad argument, wrong order).
 * :class:`ModelFacingError` — a message a language model can act on: what failed,
-  the value, the fix and the valid alternatives. Tools turn these into tool results.
+  the value, the fix and the valid alternatives. A tool raises one (a
+  :class:`~geomint.tools.ToolError` when it has a hint) and the agent hands the model
+  its :meth:`~ModelFacingError.as_result` as the call's result.
 * :class:`OperatorError` — something the person running geomint must fix: a service
   down, a sandbox that cannot start on this machine.
 
@@ -10,6 +12,8 @@ All of them derive from :class:`GeomintError`, so an application can catch one r
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 __all__ = [
     "GeomintError",
@@ -30,6 +34,10 @@ class UsageError(GeomintError, ValueError):
 
 class ModelFacingError(GeomintError):
     """An error written for the language model: what failed and how to fix it."""
+
+    def as_result(self) -> dict[str, Any]:
+        """The structured error the model reads as the tool call's result."""
+        return {"error": str(self)}
 
 
 class OperatorError(GeomintError):

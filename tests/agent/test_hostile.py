@@ -28,7 +28,7 @@ from geomint.agent import MapAgent
 from geomint.agent._prompt import state_note
 from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
-from geomint.errors import SandboxUnavailableError
+from geomint.errors import ModelFacingError, SandboxUnavailableError
 from geomint.models.demo import scripted_model
 from geomint.provenance import Provenance
 from geomint.providers import bundled
@@ -99,7 +99,8 @@ def _context(sandbox: Any, tmp_path: Path, ui: UiLog | None = None, **settings: 
 
 
 async def _call(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
-    """Validate and execute a default tool; return what the model reads (raises ToolError)."""
+    """Validate and execute a default tool; return what the model reads (a refusal raises a
+    ModelFacingError)."""
     entry = DEFAULT_TOOLS[name]
     result = await entry.execute(entry.input_schema.model_validate(arguments), ctx)
     if isinstance(result, ToolResult):
@@ -112,8 +113,9 @@ async def _refused(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> st
     """Call a tool that must refuse; return the refusal's text (message and hint)."""
     try:
         out = await _call(ctx, name, arguments)
-    except ToolError as exc:
-        return f"{exc.message} {exc.hint or ''}"
+    except ModelFacingError as exc:
+        refusal = exc.as_result()
+        return f"{refusal['error']} {refusal.get('hint', '')}"
     assert out.get("_failed"), f"{name} was expected to refuse, got {out}"
     return json.dumps(out)
 

@@ -15,11 +15,11 @@ from tests.agent.scripted import Script, run, tool_returns
 from geomint.agent import ApprovalRequest, MapAgent, create_map_agent
 from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
-from geomint.errors import UsageError
+from geomint.errors import ModelFacingError, UsageError
 from geomint.models.demo import DemoModel
 from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, RunEnded, ToolFailed
 from geomint.store import Chats, SQLiteStore
-from geomint.tools import ToolEntry
+from geomint.tools import ToolEntry, ToolError
 from geomint.ui import TextDeltaPart
 
 _CHART = """\
@@ -262,6 +262,57 @@ def test_a_custom_tool_takes_part_in_classification_and_runs(
         script.seen[0][2].instructions
     )
     assert messages  # the classifier saw the conversation
+
+
+async def _locate(arguments: _VehicleInput, ctx: Any) -> dict[str, Any]:
+    if arguments.vehicle_id == "TT-9":
+        raise ToolError("no vehicle 'TT-9' in the fleet", hint="the vehicles are TT-001, TT-002")
+    if arguments.vehicle_id == "TT-8":
+        raise ModelFacingError("vehicle 'TT-8' was retired; the vehicles are TT-001, TT-002")
+    raise KeyError(arguments.vehicle_id)  # a fault in the tool, not in the call
+
+
+@pytest.mark.parametrize(
+    ("vehicle_id", "model_reads"),
+    [
+        (
+            "TT-9",
+            {"error": "no vehicle 'TT-9' in the fleet", "hint": "the vehicles are TT-001, TT-002"},
+        ),
+        ("TT-8", {"error": "vehicle 'TT-8' was retired; the vehicles are TT-001, TT-002"}),
+        (
+            "TT-7",
+            {
+                "error": "locate failed unexpectedly (KeyError: 'TT-7')",
+                "hint": "this is a fault in the tool, not in your call; try another way",
+            },
+        ),
+    ],
+)
+def test_a_tool_raising_tells_the_model_whose_error_it_is(
+    make_agent: Callable[..., MapAgent],
+    caplog: pytest.LogCaptureFixture,
+    vehicle_id: str,
+    model_reads: dict[str, str],
+) -> None:
+    locate = ToolEntry(
+        description="Locate a fleet vehicle.",
+        input_schema=_VehicleInput,
+        execute=_locate,  # type: ignore[arg-type]
+        classification_prompt="Locate a fleet vehicle by its id.",
+    )
+    script = Script(
+        picks=[{"tools": ["locate"], "scopes": {}}],
+        steps=[[("locate", {"vehicle_id": vehicle_id})], "It could not be found."],
+    )
+    agent = make_agent(script, tools={"locate": locate})
+    result = run(agent.run(f"Where is vehicle {vehicle_id}?", chat_id="fleet"))
+    (call,) = result.tool_calls
+    assert not call["ok"]
+    assert call["result"] == model_reads
+    # Only the fault is logged: a refusal the model can act on is not the operator's.
+    logged = [r for r in caplog.records if r.getMessage() == "tool locate failed"]
+    assert len(logged) == (vehicle_id == "TT-7")
 
 
 def test_closing_the_stream_early_keeps_the_partial_answer(

@@ -495,14 +495,17 @@ def test_encode_json_ignores_a_rebound_json_dumps() -> None:
         json.dumps = original
 
 
-def test_module_imports_only_the_standard_library() -> None:
+def test_module_imports_only_the_standard_library_and_the_errors() -> None:
+    # geomint.errors (the root its errors derive from) is standard library only, and loads
+    # only the package's __init__ beside it.
     script = (
         "import importlib.util, sys\n"
         f"spec = importlib.util.spec_from_file_location('r', {str(MODULE_PATH)!r})\n"
         "module = importlib.util.module_from_spec(spec)\n"
         "spec.loader.exec_module(module)\n"
-        "heavy = {'numpy', 'pandas', 'shapely', 'geopandas', 'geomint'} & set(sys.modules)\n"
-        "assert not heavy, heavy\n"
+        "heavy = {'numpy', 'pandas', 'shapely', 'geopandas'} & set(sys.modules)\n"
+        "ours = {m for m in sys.modules if m.partition('.')[0] == 'geomint'}\n"
+        "assert not heavy and ours == {'geomint', 'geomint.errors'}, (heavy, ours)\n"
         "assert module.to_json_safe({'a': (1, float('nan'))}) == {'a': [1, None]}\n"
     )
     subprocess.run([sys.executable, "-c", script], check=True, timeout=60)

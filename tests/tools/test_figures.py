@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from geomint.errors import ModelFacingError
 from geomint.state import FigurePresented, ObservationRecorded
-from geomint.tools import ToolContext, ToolError, ToolResult
+from geomint.tools import ToolContext, ToolResult
 from geomint.ui import FigurePart, ObservationPart
 
 from .conftest import UiLog
@@ -83,35 +84,39 @@ async def test_a_typed_number_is_refused_with_the_way_to_mint_it(
 ) -> None:
     await _minted(ctx)
     before = ctx.refresh().last_seq
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ModelFacingError) as caught:
         await call(ctx, "present_figure", {"value_ids": [typed]})
-    assert "is a number typed by hand" in caught.value.message
-    assert "mint.value(x, label, unit=...)" in caught.value.message
+    error = caught.value.as_result()["error"]  # what the model reads
+    assert "is a number typed by hand" in error
+    assert "mint.value(x, label, unit=...)" in error
     assert ctx.refresh().last_seq == before
 
 
 async def test_an_unknown_id_is_refused_listing_the_known_ids(ctx: ToolContext) -> None:
     await _minted(ctx)
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ModelFacingError) as caught:
         await call(ctx, "present_figure", {"value_ids": ["v1", "v9"]})
-    assert "v9 was never minted in this chat" in caught.value.message
-    assert "the values minted so far are v1" in caught.value.message
-    assert "v3" in caught.value.message
+    error = caught.value.as_result()["error"]  # what the model reads
+    assert "v9 was never minted in this chat" in error
+    assert "the values minted so far are v1" in error
+    assert "v3" in error
     assert ctx.refresh().presented == ()
 
 
 async def test_an_entry_id_is_refused(ctx: ToolContext) -> None:
     await _minted(ctx)
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ModelFacingError) as caught:
         await call(ctx, "present_figure", {"value_ids": ["places-1"]})
-    assert "places-1 is an entry id, not a value id" in caught.value.message
-    assert "mint.value" in caught.value.message
+    error = caught.value.as_result()["error"]  # what the model reads
+    assert "places-1 is an entry id, not a value id" in error
+    assert "mint.value" in error
 
 
 async def test_nothing_minted_yet_says_how_to_mint(ctx: ToolContext) -> None:
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ModelFacingError) as caught:
         await call(ctx, "present_figure", {"value_ids": ["v1"]})
-    assert "no values have been minted in this chat yet" in caught.value.message
+    error = caught.value.as_result()["error"]  # what the model reads
+    assert "no values have been minted in this chat yet" in error
 
 
 # -- record_observation ---------------------------------------------------------------
@@ -166,8 +171,9 @@ async def test_an_observation_is_refused(
 ) -> None:
     await _minted(ctx)
     before = ctx.refresh().last_seq
-    with pytest.raises(ToolError) as caught:
+    with pytest.raises(ModelFacingError) as caught:
         await call(ctx, "record_observation", {"value_ids": value_ids, "why": "they differ"})
-    assert message in caught.value.message
+    error = caught.value.as_result()["error"]  # what the model reads
+    assert message in error
     assert ctx.refresh().observations == ()
     assert ctx.workspace.last_seq == before

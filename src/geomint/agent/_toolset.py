@@ -44,7 +44,7 @@ from geomint.state import (
     ToolFailed,
     ToolReturned,
 )
-from geomint.tools import ToolContext, ToolEntry, ToolError, ToolResult
+from geomint.tools import ToolContext, ToolEntry, ToolResult
 from geomint.tools._digest import cut_to_budget
 from geomint.tools.effects import EFFECTS, Effect, EffectRefusedError, effects_of
 from geomint.tools.results import plain_json
@@ -311,10 +311,8 @@ async def _execute(
         )
     try:
         result = await entry.execute(parsed, ctx)
-    except ToolError as exc:
+    except ModelFacingError as exc:  # a ToolError among them, with its hint
         return exc.as_result(), True
-    except ModelFacingError as exc:
-        return {"error": str(exc)}, True
     except Exception as exc:
         _log.exception("tool %s failed", name)
         return (

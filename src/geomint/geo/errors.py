@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import warnings
 
+from geomint.errors import ModelFacingError
+
 __all__ = ["GeoInputError", "warn_if_degrees"]
 
 # A real distance in metres is rarely below this; a value in degrees (0.005 is ~550 m) is.
@@ -11,10 +13,13 @@ _DEGREE_LIKE_BELOW_M = 1.0
 _METRES_PER_DEGREE = 111_320.0
 
 
-class GeoInputError(ValueError):
+class GeoInputError(ModelFacingError, ValueError):
     """Raise when an input is not the geometry a geo helper expects.
 
-    The message names what was passed and what to pass instead.
+    The message names what was passed and what to pass instead. Its usual reader is the
+    model: ``geo`` is in every sandboxed body, and the tools that call it pass on what the
+    model asked for, so a tool that lets one escape reports it as the model's to fix. Code
+    that catches ``ValueError`` still catches it.
     """
 
 

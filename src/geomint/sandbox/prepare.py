@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from geomint.errors import ModelFacingError
 from geomint.sandbox import _policy as policy
 
 __all__ = [
@@ -87,7 +88,7 @@ class PreparedCode:
         return not self.violations
 
 
-class GateRefused(ValueError):  # noqa: N818 - the type name a static refusal reports
+class GateRefused(ModelFacingError, ValueError):  # noqa: N818 - a static refusal's type name
     """A library was asked to turn a string into code that Gate 1 refuses.
 
     Raised at call time by the worker's guards (:mod:`geomint.sandbox._guards`) on the

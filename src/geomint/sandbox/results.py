@@ -1,9 +1,11 @@
 """Turn what model-written code returned into strict JSON, check charts, digest big results.
 
-Runs inside the sandbox child, so it imports only the standard library: numpy, pandas,
-shapely and geopandas are recognised through ``sys.modules`` (the child has them loaded
-already) and never imported here. Error messages are read by a language model: each says
-where the problem is (a path such as ``value['a'][0]``), what it is, and the fix.
+Runs inside the sandbox child, so it imports only the standard library and
+:mod:`geomint.errors` (standard library only itself): numpy, pandas, shapely and geopandas
+are recognised through ``sys.modules`` (the child has them loaded already) and never
+imported here. Its errors are read by a language model, so each is a
+:class:`~geomint.errors.ModelFacingError` that says where the problem is (a path such as
+``value['a'][0]``), what it is, and the fix.
 
 Representation choices:
     * NaN and the infinities become ``null`` everywhere, numpy arrays included.
@@ -36,6 +38,8 @@ from decimal import Decimal
 from fractions import Fraction
 from typing import Any, Final, TypeAlias
 
+from geomint.errors import ModelFacingError
+
 __all__ = [
     "CHART_TYPES", "ChartError", "JsonValue", "ResultCycleError", "ResultError",
     "ResultTypeError", "digest", "encode_json", "json_size", "to_json_safe", "validate_chart",
@@ -64,7 +68,7 @@ _CHART_ALIASES: Final = {
 }  # fmt: skip
 
 
-class ResultError(ValueError):
+class ResultError(ModelFacingError, ValueError):
     """A result cannot be sent as JSON; the message says where and how to fix it."""
 
 
@@ -77,7 +81,7 @@ class ResultCycleError(ResultError):
 
 
 class ChartError(ResultError):
-    """A chart config is not one the UI can draw."""
+    """A chart config is not one the UI can draw; the analysis reports it to the model."""
 
 
 class _Trace(Exception):  # noqa: N818 - internal signal, never escapes this module

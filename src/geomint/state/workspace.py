@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field
 
+from geomint.errors import OperatorError
 from geomint.provenance import Conflict, Layer, Ledger, Value
 from geomint.state.events import (
     ENTRY_KINDS,
@@ -51,8 +52,12 @@ __all__ = ["Approval", "CorruptLogError", "Entry", "Workspace", "fold"]
 _TITLE_CHARS = 80
 
 
-class CorruptLogError(ValueError):
-    """The stored events do not fold: one contradicts what came before it."""
+class CorruptLogError(OperatorError, ValueError):
+    """The stored events do not fold: one contradicts what came before it.
+
+    An operator's error: the log was written wrongly or changed outside geomint, and the
+    chat cannot be opened until it is repaired. It is a ``ValueError`` too.
+    """
 
 
 class Entry(BaseModel):

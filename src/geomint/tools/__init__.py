@@ -3,7 +3,8 @@
 A tool is a :class:`ToolEntry` (a scopable one prepares itself for each turn's scope).
 Its ``execute(input, ctx)`` gets a :class:`ToolContext` (the chat's store
 and state, the sandbox, the run's stream) and returns a :class:`ToolResult` or a
-dict, or raises :class:`ToolError` with what the model should hear.
+dict, or raises :class:`ToolError` (or any other :class:`~geomint.errors.ModelFacingError`)
+with what the model should hear.
 """
 
 from __future__ import annotations

@@ -12,7 +12,6 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from geomint.errors import ModelFacingError
 from geomint.provenance import Value, check_figure_ids, record_conflict
 from geomint.state import FigurePresented, ObservationRecorded
 from geomint.tools.context import ToolContext
@@ -70,10 +69,8 @@ class PresentInput(BaseModel):
 
 
 async def _present(arguments: PresentInput, ctx: ToolContext) -> ToolResult:
-    try:
-        values = check_figure_ids(ctx.workspace.ledger, arguments.value_ids)
-    except ModelFacingError as exc:
-        raise ToolError(str(exc)) from None
+    # A refused id raises provenance's ModelFacingError, which the model reads as it is.
+    values = check_figure_ids(ctx.workspace.ledger, arguments.value_ids)
     _refuse_typed(arguments.title, values, "title")
     ids = tuple(v.id for v in values)
     ctx.append([FigurePresented(value_ids=ids, title=arguments.title)])
@@ -123,10 +120,7 @@ class ObservationInput(BaseModel):
 
 async def _observe(arguments: ObservationInput, ctx: ToolContext) -> dict[str, Any]:
     a, b = arguments.value_ids
-    try:
-        conflict = record_conflict(ctx.workspace.ledger, a, b, arguments.why)
-    except ModelFacingError as exc:
-        raise ToolError(str(exc)) from None
+    conflict = record_conflict(ctx.workspace.ledger, a, b, arguments.why)
     _refuse_typed(arguments.why, (conflict.a, conflict.b), "reason")
     ctx.append([ObservationRecorded(conflict=conflict)])
     return {

@@ -3,8 +3,9 @@ error the model can act on. What the person is shown comes from the events the t
 appended (:mod:`geomint.ui`), never from its result.
 
 A tool raises :class:`ToolError` for anything the model should hear about ("no entry
-places-9; the places entries are places-1, places-2"); the agent turns it, and any
-unexpected exception, into ``{"error": ..., "hint": ...}``. Nothing raises into the loop.
+places-9; the places entries are places-1, places-2"); the agent turns it (and any other
+:class:`~geomint.errors.ModelFacingError`, and any unexpected exception) into
+``{"error": ..., "hint": ...}``. Nothing raises into the loop.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from typing import Any
+
+from geomint.errors import ModelFacingError
 
 __all__ = ["ToolError", "ToolResult", "plain_json"]
 
@@ -22,7 +25,7 @@ def plain_json(value: Any) -> Any:
     return json.loads(json.dumps(value, default=str))
 
 
-class ToolError(Exception):
+class ToolError(ModelFacingError):
     """A refusal or failure the model should read and can correct.
 
     Args:
@@ -36,7 +39,7 @@ class ToolError(Exception):
         self.hint = hint
 
     def as_result(self) -> dict[str, Any]:
-        """The structured error the model reads."""
+        """The structured error the model reads: the message, and the hint if there is one."""
         out: dict[str, Any] = {"error": self.message}
         if self.hint:
             out["hint"] = self.hint

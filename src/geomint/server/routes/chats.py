@@ -1,0 +1,100 @@
+"""Chats read back: the list, one chat (opened, or created), its parts, an analysis and an
+entry's GeoJSON.
+
+``GET /api/chats``; ``GET|POST /api/chats/<id>`` (read; open, creating it when new, with
+the demo data when the model is the demo model); ``GET /api/chats/<id>/parts``; ``GET
+/api/chats/<id>/analyses/<analysis id>``; ``GET /api/chats/<id>/entries/<entry
+id>?version=<n>`` (for parts that name their GeoJSON by reference). What each returns is
+built in :mod:`geomint.server.thread`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from fastapi import APIRouter, HTTPException, Request
+from fastapi.responses import Response
+
+from geomint.server.routes._deps import Agent, ChatId, take_turn
+from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
+from geomint.store import NoSuchChatError
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.get("/api/chats")
+async def list_chats(agent: Agent) -> list[dict[str, Any]]:
+    """The chats with a message, for the sidebar."""
+    return [
+        {
+            "id": c.chat_id,
+            "title": c.title,
+            "last_message_at": c.last_message_at,
+            "messages": c.message_count,
+        }
+        for c in agent.chats.list_chats()
+        if c.message_count
+    ]
+
+
+@router.get("/api/chats/{chat_id}")
+async def read_chat(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
+    """The chat's title, entries and camera."""
+    try:
+        # Off the event loop: a chat with big entries takes a while to read back.
+        return await asyncio.to_thread(chat_view, agent.chats, chat_id)
+    except NoSuchChatError:
+        raise HTTPException(404, f"no chat {chat_id!r}") from None
+
+
+@router.get("/api/chats/{chat_id}/parts")
+async def read_parts(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
+    """Everything the chat showed, in order: the parts its runs streamed, read back."""
+    try:
+        return await asyncio.to_thread(parts_view, agent.chats, chat_id)
+    except NoSuchChatError:
+        raise HTTPException(404, f"no chat {chat_id!r}") from None
+
+
+@router.post("/api/chats/{chat_id}")
+async def open_chat(chat_id: ChatId, request: Request, agent: Agent) -> dict[str, Any]:
+    """Open a chat, creating it when new (with the demo data for the demo model)."""
+    try:
+        agent.chats.open(chat_id)
+    except NoSuchChatError:
+        take_turn(request, "new chats")  # making a chat writes data: limited like a turn
+        agent.open_chat(chat_id)
+    if agent.model_info.get("demo"):
+        from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
+
+        await seed_demo_chat(agent, chat_id)
+    return await asyncio.to_thread(chat_view, agent.chats, chat_id)
+
+
+@router.get("/api/chats/{chat_id}/analyses/{analysis_id}")
+async def analysis(chat_id: ChatId, analysis_id: str, agent: Agent) -> dict[str, Any]:
+    """One analysis: its code, hash, input entry versions and result."""
+    try:
+        found = analysis_view(agent.chats, chat_id, analysis_id)
+    except NoSuchChatError:
+        found = None
+    if found is None:
+        raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}")
+    return found
+
+
+@router.get("/api/chats/{chat_id}/entries/{entry_id}")
+async def entry(
+    chat_id: ChatId, entry_id: str, agent: Agent, version: int | None = None
+) -> Response:
+    """An entry version's GeoJSON (the latest by default), as stored."""
+    try:
+        data = await asyncio.to_thread(entry_geojson, agent.chats, chat_id, entry_id, version)
+    except NoSuchChatError:
+        data = None
+    if data is None:
+        raise HTTPException(404, f"no entry {entry_id!r} v{version} in chat {chat_id!r}")
+    return Response(data, media_type="application/geo+json")

@@ -1,0 +1,32 @@
+"""A file dropped into a chat: ``POST /api/chats/<id>/uploads?name=<file name>`` with the
+file as the body, through intake into a byod entry and a message of the chat.
+
+The route's body cap is the agent's ``max_upload_bytes``, set where ``create_app``
+includes :data:`router` (every other route keeps the 64 kB of a message); it is counted as
+the body arrives, with or without a Content-Length.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import APIRouter, Depends, HTTPException, Request
+
+from geomint.errors import UsageError
+from geomint.server.routes._deps import Agent, IdleChatId, RateLimit
+
+__all__ = ["router"]
+
+router = APIRouter()
+
+
+@router.post("/api/chats/{chat_id}/uploads", dependencies=[Depends(RateLimit("uploads"))])
+async def upload(chat_id: IdleChatId, name: str, request: Request, agent: Agent) -> dict[str, Any]:
+    """Load the body as the file ``name`` into the chat (422 with intake's reasons)."""
+    body = await request.body()  # capped as it arrives by the router's max_body_size
+    if not body:
+        raise HTTPException(422, f"{name!r} is empty")
+    try:
+        return await agent.upload(body, name, chat_id=chat_id)
+    except UsageError as exc:
+        raise HTTPException(422, str(exc)) from None

@@ -195,6 +195,10 @@ async def test_a_huge_analysis_result_reaches_the_model_cut(make_ctx: MakeCtx) -
     assert result.model["result"]["truncated"] is True
     assert result.model["result"]["total"] == 100_000
     assert _size(result.model["result"]) <= 1_000
+    # The whole answer fits the budget with its handles whole, so it is not cut again.
+    assert _size(result.model) <= 1_000
+    assert cut_to_budget(result.model, 1_000) == result.model
+    assert result.model["analysis_id"] == "a1" and result.model["name"] == "big"
     record = ctx.refresh().analyses["a1"]
     assert record.result is None  # too large to keep inline: stored as a blob
     assert record.result_blob is not None

@@ -31,7 +31,7 @@ from geomint.state import (
     LayerMinted,
     ValueMinted,
 )
-from geomint.tools._digest import cut_to_budget, digest_bbox, digest_count
+from geomint.tools._digest import cut_to_budget, digest_bbox, digest_count, json_size
 from geomint.tools.context import ToolContext
 from geomint.tools.effects import EffectRefusedError
 from geomint.tools.results import ToolError
@@ -51,6 +51,8 @@ __all__ = [
 #: Names every code body can use: one per entry kind, and its per-entry view.
 INPUT_NAMES: Final = (*ENTRY_KINDS, *(f"{k}_by_entry" for k in ENTRY_KINDS))
 _INLINE_RESULT: Final = 32_000
+#: What a result keeps of the model's budget however much the handles beside it take.
+_MIN_RESULT_CHARS: Final = 200
 
 
 @dataclass(frozen=True)
@@ -71,16 +73,18 @@ class CodeRun:
         return self.error is None
 
     def for_model(self, budget: int) -> dict[str, Any]:
-        """The handle and digest of this run for the model."""
+        """The handle and digest of this run for the model, within ``budget`` characters.
+
+        The handles (ids, figures, layers, the error) are kept whole; the result is cut to
+        what they leave, so the whole fits and is not cut again on its way to the model.
+        """
         out: dict[str, Any] = {
             "analysis_id": self.record.analysis_id,
             "ok": self.ok,
         }
         if self.record.name:
             out["name"] = self.record.name
-        if self.ok:
-            out["result"] = cut_to_budget(self.value, budget)
-        else:
+        if not self.ok:
             out["error"] = self.error
             if self.hint:
                 out["hint"] = self.hint
@@ -92,6 +96,9 @@ class CodeRun:
             out["stdout"] = self.sandbox.stdout[-1_000:]
         if self.notes:
             out["notes"] = list(self.notes)
+        if self.ok:
+            left = budget - json_size(out) - len(',"result":')
+            out = {**out, "result": cut_to_budget(self.value, max(left, _MIN_RESULT_CHARS))}
         return out
 
 

@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from geomint.intake.report import json_type
 
-__all__ = ["BBox", "cut_to_budget", "digest_bbox", "digest_count", "entry_digest"]
+__all__ = ["BBox", "cut_to_budget", "digest_bbox", "digest_count", "entry_digest", "json_size"]
 
 #: ``(west, south, east, north)`` in degrees.
 BBox = tuple[float, float, float, float]
@@ -158,15 +158,15 @@ def cut_to_budget(value: Any, budget: int) -> Any:
 
     The result says what was cut (``"truncated": true`` and a note) rather than hiding it.
     """
-    if _size(value) <= budget:
+    if json_size(value) <= budget:
         return value
     if isinstance(value, dict):
         trimmed = dict(value)
         for key in ("sample", "rows", "members"):
-            if key in trimmed and _size(trimmed) > budget:
+            if key in trimmed and json_size(trimmed) > budget:
                 trimmed.pop(key)
                 trimmed["truncated"] = True
-        if _size(trimmed) <= budget:
+        if json_size(trimmed) <= budget:
             return trimmed
         # Keep keys in order while they fit, each cut to a share of the budget; never
         # measure more keys than can be kept (a result may have a million).
@@ -175,7 +175,9 @@ def cut_to_budget(value: Any, budget: int) -> Any:
         used = 40  # braces, and the truncation marks added below
         for key, item in trimmed.items():
             part = cut_to_budget(item, share)
-            size = _size(part) + _size(str(key)) + 4  # ": " and ", " as json.dumps spaces them
+            size = (
+                json_size(part) + json_size(str(key)) + 4
+            )  # ": " and ", " as json.dumps spaces them
             if used + size > budget:
                 out["truncated"] = True
                 out["keys_total"] = len(trimmed)
@@ -188,7 +190,7 @@ def cut_to_budget(value: Any, budget: int) -> Any:
         used = 60
         for item in value:
             part = cut_to_budget(item, max(budget // 4, 40))
-            size = _size(part) + 2
+            size = json_size(part) + 2
             if used + size > budget:
                 break
             kept.append(part)
@@ -202,11 +204,12 @@ def cut_to_budget(value: Any, budget: int) -> Any:
 def _head(text: str, budget: int) -> str:
     """The start of ``text``, marked cut, whose JSON form fits ``budget`` (escapes count)."""
     head = text[: max(budget - 3, 1)]
-    while len(head) > 1 and (size := _size(head + "…")) > budget:
+    while len(head) > 1 and (size := json_size(head + "…")) > budget:
         # Escaped quotes and backslashes make the JSON longer than the text: cut in proportion.
         head = head[: max(min(len(head) - 1, len(head) * budget // size), 1)]
     return head + "…"
 
 
-def _size(value: Any) -> int:
+def json_size(value: Any) -> int:
+    """The length of ``value`` as compact JSON, as the model is sent it."""
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str))

@@ -1,15 +1,18 @@
 """Chats an earlier geomint wrote open and read back unchanged: they are users' data.
 
 ``tests/fixtures/chats`` holds one chat per demo prompt (and one with a refused approval
-and a dropped file), written by the commit each file names (``written_by``) with
-``export_fixture_chats.py``, beside what that geomint's web app returned when the chat
-was opened (``read_back``). Each is imported into today's geomint, folded, exported again,
-and read back as parts:
+and a dropped file) from each of two geomints: the files without a prefix were written
+before the typed parts (each answer one message), the ``t``-prefixed ones by the first
+geomint that streams typed parts (tool calls, answer blocks and run ends as events). Each
+file names its writer (``written_by``) and holds what that geomint's web app returned when
+the chat was opened (``read_back``, and ``parts`` for the second). Each is imported into
+today's geomint, folded, exported again, and read back as parts:
 
 - everything the earlier read-back showed is in today's parts, the same (questions,
   answers, tool calls and whether they succeeded, charts, figure cards, approvals and
   their answers, uploads, whether a run was stopped), and the map holds the same entries
-  with the same data, display state and camera;
+  with the same data, display state and camera; a chat written with parts reads back as
+  exactly those parts;
 - the parts themselves are pinned in ``tests/fixtures/chats/parts`` (written by
   ``write_fixture_parts.py``), so a later change to the projection is a deliberate one.
 """
@@ -116,6 +119,10 @@ def test_a_stored_chat_shows_what_it_showed_before(path: Path) -> None:
     chats, chat_id, fixture = _imported(path)
     then = fixture["read_back"]
     parts = [p.model_dump(mode="json") for p in chat_parts(chats, chat_id)]
+    if "parts" in fixture:
+        assert parts == fixture["parts"]
+        assert json.loads(json.dumps(chat_view(chats, chat_id), default=str)) == then
+        return
     assert _shown_now(parts) == _shown_then(then)
     now = json.loads(json.dumps(chat_view(chats, chat_id), default=str))
     assert (now["title"], now["view"]) == (then["title"], then["view"])

@@ -261,9 +261,11 @@ def approval_preview(
     code = args.get("code")
     if isinstance(code, str):
         out["code"] = code
+    # By argument name, not the arguments' order: a store may keep a JSON object's keys
+    # in another order (PostgreSQL's jsonb does), and the preview must read back the same.
     reads: list[JsonValue] = [
         {"entry_id": e, "label": entries[e].latest.label}
-        for key, ids in args.items()
+        for key, ids in sorted(args.items())
         if key.endswith("_entry_ids") and isinstance(ids, list)
         for e in ids
         if isinstance(e, str) and e in entries

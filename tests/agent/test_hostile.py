@@ -478,14 +478,14 @@ def test_a_typed_number_cannot_reach_a_conflict_through_why(ctx: ToolContext, ui
 
 def test_cutting_a_wide_dict_does_not_measure_every_key(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = 0
-    size = _digest._size
+    size = _digest.json_size
 
     def counted(value: Any) -> int:
         nonlocal calls
         calls += 1
         return size(value)
 
-    monkeypatch.setattr(_digest, "_size", counted)
+    monkeypatch.setattr(_digest, "json_size", counted)
     cut = cut_to_budget({str(i): i for i in range(50_000)}, 4_000)
     assert len(json.dumps(cut)) <= 4_100
     assert calls < 2_000

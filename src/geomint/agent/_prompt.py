@@ -14,8 +14,11 @@ this chat has gathered (entries such as places-1, geometries-2, byod-1).
 
 Rules:
 - Never type a number, a source or a licence as a result. Compute figures with \
-analyse_data, mint each one a person will read with mint.value(x, label, unit=...), and \
-show them with present_figure(value_ids=[...]). A typed number is refused.
+analyse_data and mint each one a person will read with mint.value(x, label, unit=...). \
+Put a minted figure in your answer by its id in braces, and it is shown as its value and \
+unit, linked to its sources: "There are {v3} within 800 m." present_figure(value_ids=[...]) \
+shows figures as cards. A number you type yourself is checked against the minted ones and \
+marked when it matches none.
 - Tool results are handles and digests, not the data. To see what exists, call \
 recall_state or a recall_* tool; do not guess ids.
 - analyse_data and process_data take Python function bodies ending in `return`. Inputs \
@@ -23,7 +26,7 @@ are FeatureCollections named by kind (places, geometries, byod, ...), None when 
 requested.
 - When a tool returns an error, read it and fix the call. When it tells you to stop, stop \
 and explain.
-- Keep answers short; point to charts, layers and figures rather than repeating them.\
+- Keep answers short: cite figures inline rather than describing where they are.\
 """
 
 _LISTED: Final = 30

@@ -33,10 +33,10 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
-    TextPart,
     TextPartDelta,
     UserPromptPart,
 )
+from pydantic_ai.messages import TextPart as ModelText
 from pydantic_ai.models import Model
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
@@ -50,6 +50,7 @@ from geomint.agent._toolset import (
 from geomint.agent.classifier import Classification, classify
 from geomint.errors import UsageError
 from geomint.models import ModelSpec, describe_model, resolve_model
+from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
@@ -76,9 +77,11 @@ from geomint.ui import (
     Part,
     ProgressPart,
     Projector,
+    QuestionPart,
     RunEndedPart,
     RunStartedPart,
     TextDeltaPart,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -99,7 +102,13 @@ class RunResult:
     Attributes:
         chat_id: The chat.
         run_id: This turn.
-        text: The answer as the model wrote it (possibly partial when ``stopped``).
+        text: The answer as the model wrote it, figures cited by id (``{v3}``); possibly
+            partial when ``stopped``.
+        rendered: The answer as a person reads it: each cited figure as its value and
+            unit, an unknown id marked (:attr:`text` until a block of it is kept).
+        cited: Minted figures the answer cited.
+        matched: Numbers the model typed that match a minted value as displayed.
+        unminted: Numbers the model typed that match no minted value.
         tool_calls: Each call: ``name``, ``args``, ``ok``, and the ``result`` the model read.
         entries: Entry ids written this turn.
         figures: Figure cards presented this turn (minted values with their sources).
@@ -123,6 +132,10 @@ class RunResult:
     steps: int = 0
     stopped: bool = False
     parts: list[Part] = field(default_factory=list)
+    rendered: str = ""
+    cited: int = 0
+    matched: int = 0
+    unminted: int = 0
 
     def add(self, part: Part) -> None:
         """Fold one streamed part into the result."""
@@ -130,6 +143,8 @@ class RunResult:
         match part:
             case TextDeltaPart():
                 self.text += part.delta
+            case TextPart():
+                self.rendered += part.rendered
             case ToolCallPart():
                 call = {"name": part.tool, "args": part.args, "ok": None, "result": None}
                 self.tool_calls.append({"call_id": part.call_id, **call})
@@ -149,6 +164,8 @@ class RunResult:
             case RunEndedPart():
                 self.steps = part.steps or 0
                 self.stopped = part.stopped
+                self.cited, self.matched = part.cited or 0, part.matched or 0
+                self.unminted = part.unminted or 0
                 if part.error:
                     self.errors.append(part.error)
 
@@ -160,6 +177,9 @@ class _RunStream:
     transient ones (text deltas, progress) are put in as they come. The answer's text is
     kept block by block: a block ends when a tool is called or the run ends, and is then
     appended as a message, so the log holds text and tool calls in the order they came.
+    Each block is kept with its check against the chat's ledger (figures cited by id,
+    numbers typed), which counts numbers the question or a call's arguments gave as
+    quoted and numbers a tool's result gave as stated.
     """
 
     def __init__(self, chats: Chats, chat_id: str, run_id: str, start: Workspace) -> None:
@@ -167,8 +187,12 @@ class _RunStream:
         self.queue: asyncio.Queue[Part | None] = asyncio.Queue()
         self.answer: list[str] = []
         self._projector = Projector(chats, start)
+        self._workspace = start
         self._block: list[str] = []
         self._blocks = 0
+        self._quoted: set[float] = set()
+        self._stated: set[float] = set()
+        self.cited = self.matched = self.unminted = 0
 
     def send(self, part: Part | None) -> None:
         self.queue.put_nowait(part)
@@ -177,7 +201,15 @@ class _RunStream:
         self.on_append(self.chats.append_traced(self.chat_id, self.run_id, bodies))
 
     def on_append(self, appended: Appended) -> None:
+        self._workspace = appended.workspace
         for part in self._projector.appended(appended):
+            match part:
+                case QuestionPart():
+                    self._quoted |= numbers_in(part.text)
+                case ToolCallPart():
+                    self._quoted |= numbers_in(part.args)
+                case ToolResultPart():
+                    self._stated |= numbers_in(part.result)
             self.send(part)
 
     def on_progress(
@@ -198,10 +230,18 @@ class _RunStream:
         if not block:
             return
         self._blocks += 1
+        values = {v.id: v for v in self._workspace.values}
+        checked = check_text(block, values, quoted=self._quoted, stated=self._stated)
+        self.cited += checked.cited
+        self.matched += checked.matched
+        self.unminted += checked.unminted
         message = MessageAdded(
             message_id=f"{self.run_id}-t{self._blocks}",
             role="assistant",
-            parts=({"kind": "text", "text": block},),
+            parts=(
+                {"kind": "text", "text": block},
+                {"kind": "checked", **checked.model_dump(mode="json")},
+            ),
         )
         try:
             self.append([message])
@@ -211,14 +251,22 @@ class _RunStream:
     def end(self, *, steps: int, stopped: bool, error: str | None) -> None:
         self.flush_text()
         try:
-            self.append([RunEnded(steps=steps, stopped=stopped, error=error)])
+            ended = RunEnded(
+                steps=steps,
+                stopped=stopped,
+                error=error,
+                cited=self.cited,
+                matched=self.matched,
+                unminted=self.unminted,
+            )
+            self.append([ended])
         except Exception:
             _log.exception("could not keep how the run ended")
 
     async def handle(self, _: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
         """pydantic-ai's event stream handler: the answer's text, as the model writes it."""
         async for event in events:
-            if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+            if isinstance(event, PartStartEvent) and isinstance(event.part, ModelText):
                 self.delta(event.part.content)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                 self.delta(event.delta.content_delta)
@@ -547,7 +595,7 @@ def _model_messages(history: list[tuple[str, str]]) -> list[ModelMessage]:
         if role == "user":
             messages.append(ModelRequest(parts=[UserPromptPart(content=text)]))
         else:
-            messages.append(ModelResponse(parts=[TextPart(content=text)]))
+            messages.append(ModelResponse(parts=[ModelText(content=text)]))
     return messages
 
 

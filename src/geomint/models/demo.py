@@ -45,7 +45,8 @@ class DemoPrompt:
         scopes: The scope of each scopable tool picked.
         steps: ``(tool, build)`` pairs in order; ``build`` reads the turn so far and
             returns the call's arguments, or None to skip the step.
-        answer: The closing text.
+        answer: The closing text; ``<f0>``, ``<f1>``, ... cite the turn's minted figures
+            in order (as ``{v3}``, the id the run gave each).
     """
 
     text: str
@@ -236,8 +237,8 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
             ),
             _present("Places by category"),
         ),
-        answer="Here is the bar chart of the places by category (the twelve largest), "
-        "with the counts as figures and their source.",
+        answer="Here is the bar chart of the <f0> by category: <f1> in all, the twelve "
+        "largest shown, with their source.",
     ),
     DemoPrompt(
         text="Load my bus and tram stops file",
@@ -265,7 +266,8 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
             ),
             _present("Stops near cafés"),
         ),
-        answer="Counted in metres (ETRS-TM35FIN), from the stops layer and the places.",
+        answer="<f0> of the <f1> are within 200 m of a café, counted in metres "
+        "(ETRS-TM35FIN) from the stops layer and the places.",
     ),
     DemoPrompt(
         text="Union the park boundaries and show them",
@@ -453,7 +455,10 @@ def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
     failures = [r.get("error") for _, r in results if r.get("error")]
     if failures:
         return ModelResponse(parts=[TextPart(f"{DEMO_NOTICE} A step failed: {failures[-1]}")])
-    return ModelResponse(parts=[TextPart(f"{script.answer} {DEMO_NOTICE}")])
+    answer = script.answer
+    for index, value_id in enumerate(turn.figure_ids()):
+        answer = answer.replace(f"<f{index}>", "{" + value_id + "}")
+    return ModelResponse(parts=[TextPart(f"{answer} {DEMO_NOTICE}")])
 
 
 Respond = Callable[[list[ModelMessage], AgentInfo], ModelResponse]

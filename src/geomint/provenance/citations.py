@@ -258,12 +258,12 @@ def _segment(
     number = _parsed(found)
     if number is None:
         return None
+    if number in quoted:
+        return Segment(text=written, shown=written, state="quoted")
     decimals = len(found.group("dec") or "") - 1 if found.group("dec") else 0
     for value in live:
         if _matches(number, decimals, value):
             return Segment(text=written, shown=written, state="matched", ref=value.id)
-    if number in quoted:
-        return Segment(text=written, shown=written, state="quoted")
     if number in stated:
         return Segment(text=written, shown=written, state="stated")
     return Segment(text=written, shown=written, state="unminted")
@@ -334,9 +334,10 @@ def _tolerance(number: float, decimals: int) -> float:
     if decimals:
         return 0.5 * 10.0**-decimals + 1e-9
     whole = str(int(number))
-    # Below 100 a whole number is exact ("10" is not 7 rounded); above, trailing zeros are
-    # the rounding the writer chose.
-    zeros = len(whole) - len(whole.rstrip("0")) if int(number) >= 100 else 0
+    significant = whole.rstrip("0")
+    # Trailing zeros are the rounding the writer chose when two or more figures are
+    # significant ("1,300" for 1,326); "200" or "10" are read as exact, not as 150 or 7.
+    zeros = len(whole) - len(significant) if len(significant) >= 2 else 0
     return 0.5 * 10.0**zeros + 1e-9
 
 

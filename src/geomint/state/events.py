@@ -399,12 +399,20 @@ class RunEnded(_Body):
         steps: Model steps it used.
         stopped: It ended before the model answered (stopped, out of steps, failed).
         error: Why it ended early, when it did.
+        cited: Minted figures the answer cited by id.
+        matched: Numbers the model typed that match a minted value as displayed.
+        unminted: Numbers the model typed that match none.
     """
 
     type: Literal["run_ended"] = "run_ended"
     steps: int = Field(default=0, ge=0)
     stopped: bool = False
     error: str | None = Field(default=None, max_length=2_000)
+    #: Figures the answer cited, typed numbers that matched a minted value, and typed
+    #: numbers that matched none (left out for runs kept before answers were checked).
+    cited: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    matched: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    unminted: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
 
 
 class ChatDeleted(_Body):

@@ -23,6 +23,7 @@ from typing import Annotated, Literal
 from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
 
 from geomint.provenance import Conflict, EntryVersion, Provenance
+from geomint.provenance.citations import Segment
 
 __all__ = [
     "PART_ADAPTER",
@@ -118,11 +119,27 @@ class UploadPart(_Durable):
 
 
 class TextPart(_Durable):
-    """A block of the answer, whole: text between tool calls is its own block."""
+    """A block of the answer, whole: text between tool calls is its own block.
+
+    ``text`` is as the model wrote it, figures cited by id (``{v3}``). ``segments`` split
+    it as a person reads it (:func:`geomint.provenance.citations.check_text`): each
+    reference as its value and unit, each typed number matched to a minted value or
+    marked unminted; ``cited``, ``matched`` and ``unminted`` count them. Answers kept
+    before answers were checked have no segments: their text reads as written.
+    """
 
     type: Literal["text"] = "text"
     message_id: str
     text: str
+    segments: tuple[Segment, ...] = Field(default=(), exclude_if=lambda v: not v)
+    cited: int = Field(default=0, exclude_if=lambda v: not v)
+    matched: int = Field(default=0, exclude_if=lambda v: not v)
+    unminted: int = Field(default=0, exclude_if=lambda v: not v)
+
+    @property
+    def rendered(self) -> str:
+        """The block as a person reads it: references as values with their units."""
+        return "".join(s.shown for s in self.segments) if self.segments else self.text
 
 
 class ToolCallPart(_Durable):
@@ -147,12 +164,17 @@ class ToolResultPart(_Durable):
 
 
 class RunEndedPart(_Durable):
-    """The run ended; ``stopped`` when it did before the model answered."""
+    """The run ended; ``stopped`` when it did before the model answered. ``cited``,
+    ``matched`` and ``unminted`` count the figures the answer cited and the numbers it
+    typed (None for runs kept before answers were checked)."""
 
     type: Literal["run_ended"] = "run_ended"
     steps: int | None = None
     stopped: bool = False
     error: str | None = None
+    cited: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    matched: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    unminted: int | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # -- the map -----------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from urllib.parse import quote
 from pydantic import JsonValue
 
 from geomint.provenance import Value
+from geomint.provenance.citations import CheckedText
 from geomint.state import (
     AnalysisRecorded,
     ApprovalAsked,
@@ -125,7 +126,17 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
             return [ToolResultPart(**at, call_id=body.call_id, tool=body.tool, ok=False,
                                    result=body.result, error=body.error)]  # fmt: skip
         case RunEnded():
-            return [RunEndedPart(**at, steps=body.steps, stopped=body.stopped, error=body.error)]
+            return [
+                RunEndedPart(
+                    **at,
+                    steps=body.steps,
+                    stopped=body.stopped,
+                    error=body.error,
+                    cited=body.cited,
+                    matched=body.matched,
+                    unminted=body.unminted,
+                )
+            ]
         case EntryWritten():
             return [_entry(event.chat_id, body, at)]
         case EntryDisplayChanged():
@@ -304,11 +315,25 @@ def _message(body: MessageAdded, at: _Origin) -> list[DurablePart]:
             out.append(ToolCallPart(**at, tool=name, args=args if isinstance(args, dict) else {}))
             out.append(ToolResultPart(**at, tool=name, ok=bool(ok) if ok is not None else True))
     if text:
-        out.append(TextPart(**at, message_id=body.message_id, text=text))
+        out.append(TextPart(**at, message_id=body.message_id, text=text, **_checked(body)))
     if legacy or body.message_id.endswith("-a"):
         stopped = any(p.get("kind") == "stopped" for p in body.parts)
         out.append(RunEndedPart(**at, stopped=stopped))
     return out
+
+
+def _checked(body: MessageAdded) -> dict[str, Any]:
+    """An answer block's check (``{"kind": "checked", ...}``), as TextPart fields."""
+    for part in body.parts:
+        if part.get("kind") == "checked":
+            checked = CheckedText.model_validate({k: v for k, v in part.items() if k != "kind"})
+            return {
+                "segments": checked.segments,
+                "cited": checked.cited,
+                "matched": checked.matched,
+                "unminted": checked.unminted,
+            }
+    return {}
 
 
 def _upload(message_id: str, part: Mapping[str, Any], at: _Origin) -> UploadPart:

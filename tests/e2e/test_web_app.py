@@ -215,6 +215,25 @@ def test_a_bar_chart_is_drawn_with_its_tool_calls(page: Page, shot: Shot) -> Non
     shot(page, "chart")
 
 
+def test_a_cited_figure_reads_as_its_value_and_opens_its_card(page: Page) -> None:
+    chat_id = open_chat(page)
+    answer = ask(page, CHART)
+
+    chip = answer.locator(".text .cite[data-ref='v1']")
+    expect(chip).to_have_text("1,326 places")
+    assert "{v1}" not in answer_text(answer)
+    assert answer.locator(".text .number.unminted").count() == 0
+    chip.click()
+    card = answer.locator(".figure-card.cited[data-value-id='v1']")
+    expect(card).to_be_visible()
+    expect(card.locator(".figure-label")).to_have_text("places counted")
+    expect(card.locator(".show-code")).to_be_visible()
+
+    page.reload()
+    assert wait_ready(page) == chat_id
+    expect(page.locator(f"{ASSISTANT} .text .cite[data-ref='v1']")).to_have_text("1,326 places")
+
+
 def test_a_dropped_geojson_file_becomes_a_layer_on_the_map(page: Page, shot: Shot) -> None:
     open_chat(page)
     wait_sources(page, "entry-places-1")

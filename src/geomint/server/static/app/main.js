@@ -20,6 +20,8 @@ const EXAMPLES = [
 ];
 
 const state = { chatId: null, health: null, controller: null, current: null, opening: 0 };
+/** The figures the open chat minted, by id: what a cited figure's chip opens. */
+const figures = new Map();
 const liveMap = new LiveMap("map");
 let markReady;
 window.geomint = {
@@ -86,6 +88,7 @@ async function openChat(chatId, { push = false } = {}) {
   if (state.controller) state.controller.abort();
   const ticket = ++state.opening; // a later openChat wins, whichever answer comes first
   state.chatId = chatId;
+  figures.clear();
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   liveMap.clear();
@@ -163,16 +166,22 @@ class Thread {
       case "run_started":
         if (this.live && this.view) this.runId = part.run_id;
         return;
-      case "classified": case "analysis": case "monitor": return;
+      case "analysis":
+        for (const figure of part.figures || []) figures.set(figure.id, figure);
+        return;
+      case "classified": case "monitor": return;
       default: break;
     }
     const view = this.answer(part);
     switch (part.type) {
-      case "text": if (!this.live) { view.appendText(part.text); view.endText(); } break;
+      case "text": view.textBlock(part, { live: this.live }); break;
       case "tool_call": view.toolStart(part.call_id, part.tool); break;
       case "tool_result": view.toolEnd(part.call_id, { ok: part.ok, error: part.ok ? null : part.error }); break;
       case "chart": view.chart(part); break;
-      case "figure": view.figure(part); break;
+      case "figure":
+        for (const figure of part.figures || []) figures.set(figure.id, figure);
+        view.figure(part);
+        break;
       case "observation": view.observation(part); break;
       case "approval": view.approval(part, { live: this.live }); break;
       case "approval_answered": view.approvalAnswered(part); break;
@@ -203,6 +212,7 @@ class Thread {
 
 function newAssistant() {
   return new AssistantView({
+    figureOf: (id) => figures.get(id) || null,
     onAnalysis: (analysisId) => showAnalysis(analysisId),
     onApprove: (approvalId, approved) =>
       api(`/api/chats/${state.chatId}/approvals/${encodeURIComponent(approvalId)}`, {

@@ -1,7 +1,7 @@
 // Drawing messages: text, tool calls, charts, figure cards, approvals. The same code draws
 // a live turn (chunk by chunk) and a chat read back after a reload (part by part).
 
-import { el, formatDate, formatNumber, prose, visibleCode } from "./util.js";
+import { answerProse, el, formatDate, formatNumber, prose, visibleCode } from "./util.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
 const TOOL_WORDS = {
@@ -30,13 +30,15 @@ export function uploadError(name, message) {
 
 /** One assistant message, drawn as its parts arrive. */
 export class AssistantView {
-  constructor({ onAnalysis, onApprove }) {
+  constructor({ onAnalysis, onApprove, figureOf = () => null }) {
     this.node = el("li", { class: "msg", dataset: { role: "assistant" } });
     this.onAnalysis = onAnalysis;
     this.onApprove = onApprove;
+    this.figureOf = figureOf;
     this.tools = new Map();
     this.approvals = new Map();
     this.textNode = null;
+    this.lastTextNode = null;
     this.text = "";
     this.progressNode = null;
   }
@@ -52,7 +54,47 @@ export class AssistantView {
   }
 
   endText() {
+    if (this.textNode) this.lastTextNode = this.textNode;
     this.textNode = null;
+  }
+
+  /**
+   * A kept block of the answer (a text part): drawn from its segments, each cited figure
+   * as its value and unit (a chip that opens the figure's card), each typed number that
+   * matched a minted value linked to it, and each number that matched none marked. Live,
+   * it redraws the block its text deltas drew; read back, it draws a new one.
+   */
+  textBlock(part, { live = false } = {}) {
+    const node = live && this.lastTextNode ? this.lastTextNode : el("div", { class: "text" });
+    if (!node.isConnected) this.node.append(node);
+    this.lastTextNode = null;
+    if (!part.segments || !part.segments.length) {
+      if (!live) node.replaceChildren(prose(part.text));
+      return;
+    }
+    node.replaceChildren(answerProse(part.segments, (ref) => this.#citation(ref, node)));
+    node.dataset.cited = String(part.cited || 0);
+    node.dataset.unminted = String(part.unminted || 0);
+  }
+
+  #citation(segment, block) {
+    const figure = segment.ref ? this.figureOf(segment.ref) : null;
+    if (segment.state === "unminted") {
+      return el("span", { class: "number unminted", title: "a number the model typed: it matches no minted figure", text: segment.shown });
+    }
+    if (segment.state === "unknown" || segment.state === "withdrawn") {
+      return el("span", { class: "cite missing", dataset: { ref: segment.ref }, text: segment.shown });
+    }
+    const label = figure ? `${figure.label}: ${formatNumber(figure.value)}${figure.unit ? ` ${figure.unit}` : ""}` : segment.ref;
+    const kind = segment.state === "cited" ? "cite" : "number matched";
+    return el("button", {
+      type: "button", class: kind, dataset: { ref: segment.ref }, title: label, text: segment.shown,
+      onclick: () => {
+        const open = block.parentNode?.querySelector(`.figure-card.cited[data-value-id="${segment.ref}"]`);
+        if (open) return open.remove();
+        if (figure) block.after(Object.assign(this.#card(figure), { className: "figure-card cited" }));
+      },
+    });
   }
 
   toolStart(id, name) {

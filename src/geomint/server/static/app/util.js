@@ -29,6 +29,34 @@ export function visibleCode(text) {
     `⟨U+${c.codePointAt(0).toString(16).toUpperCase().padStart(4, "0")}⟩`);
 }
 
+/**
+ * An answer's segments as paragraphs and lists, each cited or checked segment drawn by
+ * ``draw(segment)``: the text is laid out as ``prose`` lays it out, with a marker where
+ * each such segment goes, then the markers are replaced by what ``draw`` returns.
+ */
+export function answerProse(segments, draw) {
+  const marked = [];
+  let text = "";
+  for (const segment of segments) {
+    if (["plain", "quoted", "stated"].includes(segment.state)) {
+      text += segment.shown.replace(/[\uE000\uE001]/g, "");
+    } else {
+      text += `\uE000${marked.length}\uE001`;
+      marked.push(segment);
+    }
+  }
+  const out = prose(text);
+  const walker = document.createTreeWalker(out, NodeFilter.SHOW_TEXT);
+  const nodes = [];
+  while (walker.nextNode()) nodes.push(walker.currentNode);
+  for (const node of nodes) {
+    const pieces = node.data.split(/\uE000(\d+)\uE001/);
+    if (pieces.length === 1) continue;
+    node.replaceWith(...pieces.map((piece, i) => (i % 2 ? draw(marked[Number(piece)]) : piece)));
+  }
+  return out;
+}
+
 /** Paragraphs and "- " lists from plain text, as text nodes. */
 export function prose(text) {
   const out = document.createDocumentFragment();

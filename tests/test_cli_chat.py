@@ -13,8 +13,10 @@ from rich.console import Console, RenderableType
 from typer.testing import CliRunner
 
 from geomint._commands._render import (
+    CitedStream,
     format_value,
     render_chart,
+    render_check,
     render_entry,
     render_event,
     render_figures,
@@ -23,12 +25,14 @@ from geomint._commands._render import (
 )
 from geomint._commands.chat import app
 from geomint.models.demo import DEMO_PROMPTS
+from geomint.provenance.citations import check_text
 from geomint.ui import (
     AnalysisPart,
     ClassifiedPart,
     EntryPart,
     FigureCard,
     RunEndedPart,
+    TextPart,
 )
 
 runner = CliRunner()
@@ -285,3 +289,22 @@ def test_end_of_input_leaves_cleanly() -> None:
     result = runner.invoke(app, ["--store", "memory:"], input="")
     assert result.exit_code == 0, result.output
     assert "Traceback" not in result.output
+
+
+def test_a_cited_figure_streams_as_its_value_even_split_across_deltas() -> None:
+    stream = CitedStream({"v3": "119 stops"})
+    printed = stream.feed("There are {") + stream.feed("v3") + stream.feed("} near") + " cafés."
+    assert printed == "There are 119 stops near cafés."
+    assert stream.feed("{v9} and {") == "[v9] and "
+    assert stream.flush() == "{"
+
+
+def test_numbers_that_match_no_figure_are_named_under_the_answer() -> None:
+    checked = check_text("About 42 museums and {v8}.", {})
+    part = TextPart(
+        **ORIGIN, message_id="m", text="About 42 museums and {v8}.", **checked.model_dump()
+    )
+    line = text_of(render_check(part))
+    assert "typed, matching no minted figure: 42" in line
+    assert "cited but not a figure: v8 (unknown)" in line
+    assert render_check(TextPart(**ORIGIN, message_id="m", text="Nothing typed.")) is None

@@ -21,6 +21,9 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     for row in prompts.values():
         assert row["errors"] == [] and row["tools"], row["prompt"]
         assert all(t["ok"] for t in row["tools"]), row["tools"]
+        # The demo's own answers type no number that matches nothing.
+        assert row["unminted"] == 0, (row["prompt"], row["text"])
+        assert "{v" not in row["rendered"], row["rendered"]
 
     chart = prompts["Bar chart of these places by category"]
     assert chart["charts"][0]["type"] == "bar"
@@ -29,6 +32,8 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     assert (counted["id"], counted["value"], counted["unit"]) == ("v1", 1326, "places")
     assert counted["sources"][0]["licence"] == "ODbL-1.0"
     assert counted["sources"][0]["evidence"] == "observed"
+    assert "{v1}" in chart["text"] and chart["cited"] == 2
+    assert chart["rendered"].startswith("Here is the bar chart of the 1,326 places by category")
 
     near = prompts["How many stops are within 200 m of a café?"]
     assert [t["name"] for t in near["tools"]] == ["analyse_data", "present_figure"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
@@ -38,14 +39,17 @@ from geomint.ui import (
     ObservationPart,
     Part,
     RunEndedPart,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
     ViewPart,
 )
 
 __all__ = [
+    "CitedStream",
     "format_value",
     "render_chart",
+    "render_check",
     "render_entry",
     "render_event",
     "render_figures",
@@ -81,6 +85,55 @@ def format_value(value: Any) -> str:
             return str(value)
         return f"{value:,.6g}" if abs(value) < 1e15 else f"{value:.3e}"
     return _cut(str(value), 60)
+
+
+class CitedStream:
+    """Answer text as it streams, each figure cited by id (``{v3}``) shown as its value and
+    unit once its closing brace has arrived; a reference split across deltas is held
+    until it is whole.
+
+    Example:
+        >>> stream = CitedStream({"v3": "1,326 places"})
+        >>> stream.feed("There are {v"), stream.feed("3} here; {v9} is gone.")
+        ('There are ', '1,326 places here; [v9] is gone.')
+    """
+
+    _PARTIAL: Final = re.compile(r"\{v?\d*$")
+    _WHOLE: Final = re.compile(r"\{(v\d{1,9})\}")
+
+    def __init__(self, shown: Mapping[str, str]) -> None:
+        self.shown = dict(shown)
+        self._held = ""
+
+    def feed(self, delta: str) -> str:
+        """The text to print now for ``delta``."""
+        text, self._held = self._held + delta, ""
+        partial = self._PARTIAL.search(text)
+        if partial is not None:
+            text, self._held = text[: partial.start()], text[partial.start() :]
+        return self._WHOLE.sub(lambda m: self.shown.get(m[1], f"[{m[1]}]"), text)
+
+    def flush(self) -> str:
+        """Whatever was held back when the block ended (a brace that opened nothing)."""
+        held, self._held = self._held, ""
+        return held
+
+
+def render_check(part: TextPart) -> RenderableType | None:
+    """A line under an answer block naming the numbers it typed that match no minted
+    figure, and the figures it cited that do not exist; None when there are none."""
+    flagged = [s for s in part.segments if s.state in ("unminted", "unknown", "withdrawn")]
+    if not flagged:
+        return None
+    typed = [s.text for s in flagged if s.state == "unminted"]
+    missing = [f"{s.ref} ({s.state})" for s in flagged if s.state != "unminted"]
+    line = Text("  ⚠ ", style="yellow")
+    if typed:
+        line.append(f"typed, matching no minted figure: {', '.join(typed)}", style="yellow")
+    if missing:
+        line.append(("; " if typed else "") + f"cited but not a figure: {', '.join(missing)}",
+                    style="yellow")  # fmt: skip
+    return line
 
 
 def _cut(text: str, limit: int) -> str:

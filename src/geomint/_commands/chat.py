@@ -13,6 +13,7 @@ operator must fix; 130 when a ``--once`` turn is interrupted.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
@@ -26,10 +27,13 @@ from rich.status import Status
 from rich.text import Text
 from rich.traceback import Traceback
 
-from geomint._commands._render import render_event
+from geomint._commands._render import CitedStream, render_check, render_event
 from geomint.errors import GeomintError, UsageError
+from geomint.provenance.citations import format_figure, format_shown
 from geomint.store import StoreError
 from geomint.ui import (
+    AnalysisPart,
+    FigurePart,
     Part,
     ProgressPart,
     QuestionPart,
@@ -298,6 +302,10 @@ class _Session:
     async def _turn(self, prompt: str, *, once: bool = False) -> list[str]:
         """Run one turn, printing as it goes; return the errors it ended with."""
         view = _TurnView(self.console, verbose=self.verbose, once=once)
+        if self.chat_id is not None:
+            with contextlib.suppress(StoreError):
+                for value in self._agent.chats.open(self.chat_id).values:
+                    view.cited.shown[value.id] = format_figure(value)
         try:
             async for part in self._agent.run_stream(prompt, chat_id=self.chat_id):
                 view.show(part)
@@ -324,6 +332,8 @@ class _TurnView:
     _held: list[RenderableType] = field(default_factory=list)
     _mid_line: bool = False
     _last: str = ""
+    #: The answer's text as it streams, cited figures shown as their values.
+    cited: CitedStream = field(default_factory=lambda: CitedStream({}))
 
     def show(self, part: Part) -> None:
         match part:
@@ -331,11 +341,19 @@ class _TurnView:
                 self.chat_id = part.chat_id
                 self._wait("thinking…")
             case TextDeltaPart():
-                self._text(part.delta)
-            case TextPart() | QuestionPart():
-                pass  # the answer was printed as it came; the question was typed
+                self._text(self.cited.feed(part.delta))
+            case TextPart():
+                # The block was printed as it came; what it typed unminted is said under it.
+                self._text(self.cited.flush())
+                self._print(render_check(part))
+            case QuestionPart():
+                pass  # the question was typed
             case ProgressPart():
                 self._progress(part)
+            case AnalysisPart() | FigurePart():
+                for card in part.figures:
+                    self.cited.shown[card.id] = format_shown(card.value, card.unit)
+                self._show(part)
             case ToolCallPart():
                 self._print(render_event(part, verbose=self.verbose))
                 self._open.add(str(part.call_id))
@@ -354,11 +372,14 @@ class _TurnView:
                     self._print(render_event(part))
                 self._done(part)
             case _:
-                shown = render_event(part, verbose=self.verbose)
-                if shown is not None and self._open:
-                    self._held.append(shown)
-                else:
-                    self._print(shown)
+                self._show(part)
+
+    def _show(self, part: Part) -> None:
+        shown = render_event(part, verbose=self.verbose)
+        if shown is not None and self._open:
+            self._held.append(shown)
+        else:
+            self._print(shown)
 
     def _text(self, delta: str) -> None:
         if not delta:

@@ -77,6 +77,7 @@ async def _run(store: str | None, mode: str) -> dict[str, Any]:
 
 def _print(transcript: dict[str, Any]) -> None:
     from rich.console import Console  # noqa: PLC0415
+    from rich.markup import escape  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
     console = Console()
@@ -115,7 +116,11 @@ def _print(transcript: dict[str, Any]) -> None:
             )
         for error in row["errors"]:
             console.print(f"  [red]{error}[/red]")
-        console.print(f"  [dim]{row['text']}  ({row['steps']} steps, {row['seconds']} s)[/dim]")
+        checked = f"{row['cited']} cited, {row['unminted']} unminted"
+        answer = escape(row["rendered"] or row["text"])
+        console.print(
+            f"  [dim]{answer}  ({row['steps']} steps, {checked}, {row['seconds']} s)[/dim]"
+        )
 
 
 def _fail(message: str, code: int) -> None:

@@ -26,6 +26,7 @@ from geomint.ui import (
     Part,
     RunEndedPart,
     TextDeltaPart,
+    TextPart,
     ToolCallPart,
     ToolResultPart,
 )
@@ -69,7 +70,9 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
 
 
 def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:
-    """One prompt's run as JSON: tools called, entries written, figures, charts, errors."""
+    """One prompt's run as JSON: tools called, entries written, figures, charts, errors,
+    the answer as written (``text``, figures cited by id) and as read (``rendered``), and
+    what it cited, which typed numbers matched a minted value and which matched none."""
     calls = {p.call_id: p for p in parts if isinstance(p, ToolCallPart)}
     tools: list[dict[str, Any]] = []
     for part in parts:
@@ -109,5 +112,9 @@ def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:
         ],
         "errors": [ended.error] if ended is not None and ended.error else [],
         "text": "".join(p.delta for p in parts if isinstance(p, TextDeltaPart)),
+        "rendered": "".join(p.rendered for p in parts if isinstance(p, TextPart)),
+        "cited": (ended.cited or 0) if ended is not None else 0,
+        "matched": (ended.matched or 0) if ended is not None else 0,
+        "unminted": (ended.unminted or 0) if ended is not None else 0,
         "steps": ended.steps if ended is not None else 0,
     }

@@ -266,8 +266,8 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
             ),
             _present("Stops near cafés"),
         ),
-        answer="<f0> of the <f1> are within 200 m of a café, counted in metres "
-        "(ETRS-TM35FIN) from the stops layer and the places.",
+        answer="<f0> are within 200 m of a café, of <f1> in the layer, counted in "
+        "metres (ETRS-TM35FIN) from the stops layer and the places.",
     ),
     DemoPrompt(
         text="Union the park boundaries and show them",

@@ -44,6 +44,7 @@ __all__ = [
     "check_text",
     "format_figure",
     "format_number",
+    "format_shown",
     "numbers_in",
 ]
 
@@ -121,14 +122,18 @@ def format_figure(value: Value) -> str:
         >>> format_figure(area)
         '40,123.5 m²'
     """
-    raw = value.value
-    if isinstance(raw, bool):
-        text = "yes" if raw else "no"
-    elif isinstance(raw, int | float):
-        text = format_number(raw)
+    return format_shown(value.value, value.unit)
+
+
+def format_shown(value: object, unit: str | None) -> str:
+    """A figure's value and unit as a sentence shows them (see :func:`format_figure`)."""
+    if isinstance(value, bool):
+        text = "yes" if value else "no"
+    elif isinstance(value, int | float):
+        text = format_number(value)
     else:
-        text = str(raw)
-    return f"{text} {value.unit}" if value.unit else text
+        text = str(value)
+    return f"{text} {unit}" if unit else text
 
 
 _REFERENCE: Final = r"\{(?P<ref>v\d{1,9})\}"

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
 
+import geomint.geo
+from geomint.state import ENTRY_KINDS
 from geomint.tools import DEFAULT_TOOLS, ToolContext, ToolError, ToolSettings, help_entries
 from geomint.tools._digest import cut_to_budget, entry_digest
+from geomint.tools._kinds import DataScope
 
 from .conftest import MakeCtx
 from .helpers import call, collection, point, square
@@ -202,3 +206,14 @@ async def test_a_huge_analysis_result_reaches_the_model_cut(make_ctx: MakeCtx) -
     record = ctx.refresh().analyses["a1"]
     assert record.result is None  # too large to keep inline: stored as a blob
     assert record.result_blob is not None
+
+
+def test_every_geo_helper_the_model_is_told_of_exists() -> None:
+    # The model once read of `geo.route_progress`, which never existed, and its code failed.
+    texts = [entry.description for entry in DEFAULT_TOOLS.values()]
+    for name in ("analyse_data", "process_data"):
+        everything = DataScope(kinds=list(ENTRY_KINDS))
+        texts.append(DEFAULT_TOOLS[name].for_scope(everything).description)
+    named = {m for text in texts for m in re.findall(r"\bgeo\.([a-z_]\w*)", text)}
+    assert named, "the descriptions name no geo helper: the check would pass on nothing"
+    assert sorted(n for n in named if n not in geomint.geo.__all__) == []

@@ -28,7 +28,7 @@ KIND_DOCS: Final[dict[str, str]] = {
         "`routes`: FeatureCollection of LineString features, one per route; properties "
         "carry `summary` (`length_m`, `duration_s`, `departure`, `arrival`) and `sections` "
         "(list of `{start_index, end_index, kind}` over the line's positions). "
-        "`geo.route_progress`, `geo.along` and `geo.section_bbox` read them."
+        "`geo.route_progress_at_point`, `geo.along` and `geo.section_bbox` read them."
     ),
     "ranges": (
         "`ranges`: FeatureCollection of Polygon features, reachable areas; properties carry "

@@ -217,3 +217,17 @@ def test_every_geo_helper_the_model_is_told_of_exists() -> None:
     named = {m for text in texts for m in re.findall(r"\bgeo\.([a-z_]\w*)", text)}
     assert named, "the descriptions name no geo helper: the check would pass on nothing"
     assert sorted(n for n in named if n not in geomint.geo.__all__) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("tag", [None, "data"])
+async def test_help_never_cuts_a_word(ctx: ToolContext, tag: str | None) -> None:
+    ctx.registry_help = lambda t: help_entries(DEFAULT_TOOLS, t)
+    shown = await call(ctx, "help", {"tag": tag} if tag else {})
+    cut = [row["does"] for row in shown["tools"] if row["does"].endswith("…")]
+    assert cut, "no description was long enough to be cut: the check would pass on nothing"
+    descriptions = [entry.description for entry in DEFAULT_TOOLS.values()]
+    for does in cut:
+        head = does[:-1]
+        (whole,) = [d for d in descriptions if d.startswith(head)][:1]
+        assert whole[len(head)] in " ,;:.", (does, whole[: len(head) + 10])

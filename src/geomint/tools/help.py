@@ -46,7 +46,7 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
             {
                 "name": r["name"],
                 # The first sentence is enough to choose; the full text is in the tool itself.
-                "does": r["description"].split("\n", 1)[0][:300],
+                "does": _words(r["description"].split("\n", 1)[0], 300),
                 "tags": r["tags"],
                 "examples": r["examples"][:2],
                 "example_prompts": r["example_prompts"][:3],
@@ -57,8 +57,22 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
 
 
 def _first_sentence(text: str) -> str:
-    first = text.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")
-    return first if len(first) <= 80 else first[:79] + "…"
+    return _words(text.split("\n", 1)[0].split(". ", 1)[0].rstrip("."), 80)
+
+
+def _words(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word's end, marked "…" when cut.
+
+    Example:
+        >>> _words("Find reachable areas from a point", 20)
+        'Find reachable…'
+    """
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1]
+    if " " in cut and not text[limit - 1].isspace():
+        cut = cut.rsplit(" ", 1)[0]
+    return cut.rstrip(" ,;:") + "…"
 
 
 HELP: Final = ToolEntry(

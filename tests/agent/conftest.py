@@ -10,6 +10,7 @@ from tests.agent.scripted import Script
 
 from geomint.agent import MapAgent
 from geomint.models.demo import scripted_model
+from geomint.providers import default_providers
 from geomint.sandbox import Sandbox
 from geomint.store import Chats, MemoryStore
 from geomint.tools import DEFAULT_TOOLS, ToolSettings, resolve_tools
@@ -39,6 +40,7 @@ def make_agent(shared_sandbox: Sandbox) -> Iterator[Callable[..., MapAgent]]:
             chats=options.pop("chats", None) or Chats(MemoryStore()),
             sandbox=shared_sandbox,
             settings=options.pop("settings", None) or ToolSettings(),
+            providers=options.pop("providers", None) or default_providers({}),
             owns_store=False,
             **options,
         )

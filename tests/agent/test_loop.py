@@ -477,3 +477,19 @@ def test_a_run_stopped_while_waiting_for_approval_records_a_refusal(
     assert ran == []
     (approval,) = agent.chats.open("stopped").approvals.values()
     assert (approval.answer, approval.reason) == ("refused", "the run was stopped")
+
+
+def test_a_tool_no_provider_can_answer_is_not_offered(tmp_path: Path) -> None:
+    agent = create_map_agent("demo", store=f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        # The offline provider answers places, boundaries, routes and reachable areas;
+        # nothing answers traffic, so the model is never offered a tool that must fail.
+        assert agent.not_offered == {
+            "get_traffic_incidents": ["traffic"],
+            "get_traffic_area_analytics": ["traffic_analytics"],
+        }
+        assert "get_traffic_incidents" not in agent.registry
+        assert {"locate_place", "discover_places", "set_route"} <= set(agent.registry)
+        assert "get_traffic_incidents" not in agent.tools_for(None)
+    finally:
+        agent.close()

@@ -295,7 +295,14 @@ class MapAgent:
         if max_steps < 1:
             raise UsageError(f"max_steps must be at least 1; got {max_steps}")
         self.model = model
-        self.registry = dict(registry)
+        served = providers or Providers()
+        #: Tools of ``registry`` not offered, each with the capabilities no provider serves.
+        self.not_offered: dict[str, list[str]] = {
+            name: missing
+            for name, entry in registry.items()
+            if (missing := sorted(c for c in entry.needs if not served.serves(c)))
+        }
+        self.registry = {n: e for n, e in registry.items() if n not in self.not_offered}
         self.chats = chats
         self.sandbox = sandbox
         self.classifier = classifier
@@ -305,7 +312,7 @@ class MapAgent:
         self.on_tool_execute = on_tool_execute
         self.approve = approve
         self.require_approval = frozenset(require_approval)
-        self.approval_policy = approval_policy(self.require_approval, self.registry)
+        self.approval_policy = approval_policy(self.require_approval, registry)
         self.providers = providers
         self._owns_store = owns_store
         self._cache = EntryCache()

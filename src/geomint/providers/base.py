@@ -345,6 +345,20 @@ class Providers:
     ranges: RangeFinder | None = None
     traffic: TrafficSource | None = None
 
+    def serves(self, capability: str) -> bool:
+        """Whether some provider answers ``capability``: a field's name, or
+        ``traffic_analytics`` (a traffic source that has ``area_analytics``).
+
+        Example:
+            >>> from geomint.providers.offline import OfflineProvider
+            >>> offline = Providers.single(OfflineProvider())
+            >>> offline.serves("router"), offline.serves("traffic")
+            (True, False)
+        """
+        if capability == "traffic_analytics":
+            return callable(getattr(self.traffic, "area_analytics", None))
+        return getattr(self, capability, None) is not None
+
     @classmethod
     def single(cls, provider: object) -> Providers:
         """Every capability ``provider`` implements, from that one provider."""

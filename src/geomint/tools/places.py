@@ -116,6 +116,7 @@ async def _locate(arguments: LocateInput, ctx: ToolContext) -> ToolResult:
 
 
 LOCATE_PLACE: Final = ToolEntry(
+    needs=frozenset({"geocoder"}),
     description=(
         "Find where an address or a named place is (geocoding). Writes a places entry with "
         "the matches, best first."
@@ -279,6 +280,7 @@ def _own_layer_places(
 
 
 DISCOVER_PLACES: Final = ToolEntry(
+    needs=frozenset({"places"}),
     description=(
         "Search places by free text or category, near a point (with a radius) and/or within "
         "areas (`where`: viewport, bounding_box, named queries, place_ids, geometries entries, "
@@ -350,6 +352,7 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
 
 
 GET_BOUNDARIES: Final = ToolEntry(
+    needs=frozenset({"boundaries"}),
     description="Get the boundary polygons of named places (countries, cities, districts, parks).",
     input_schema=BoundariesInput,
     execute=_boundaries,
@@ -419,6 +422,7 @@ async def _route(arguments: RouteInput, ctx: ToolContext) -> ToolResult:
 
 
 SET_ROUTE: Final = ToolEntry(
+    needs=frozenset({"router"}),
     description=(
         "Plan a route from an origin to a destination (each: lon+lat, a place_id, or a query), "
         "through waypoints, by car, walk, bike or truck, avoiding motorways, tolls, ferries or "
@@ -489,6 +493,7 @@ async def _ranges(arguments: RangeInput, ctx: ToolContext) -> ToolResult:
 
 
 FIND_REACHABLE_AREAS: Final = ToolEntry(
+    needs=frozenset({"ranges"}),
     description=(
         "The area reachable from an origin within a time (time_s) or distance (distance_m) "
         "budget, by car, walk, bike or truck (an isochrone). Writes a ranges entry."
@@ -546,6 +551,7 @@ async def _incidents(arguments: IncidentsInput, ctx: ToolContext) -> ToolResult:
 
 
 GET_TRAFFIC_INCIDENTS: Final = ToolEntry(
+    needs=frozenset({"traffic"}),
     description=(
         "Traffic incidents (jams, closures, roadworks) within `where` (default: the map's view; "
         "a named area wins over the view). The areas' union box may span at most "
@@ -588,6 +594,7 @@ async def _analytics(arguments: AnalyticsInput, ctx: ToolContext) -> ToolResult:
 
 
 GET_TRAFFIC_AREA_ANALYTICS: Final = ToolEntry(
+    needs=frozenset({"traffic_analytics"}),
     description="Traffic statistics (congestion, speeds) over an area, where a provider has them.",
     input_schema=AnalyticsInput,
     execute=_analytics,

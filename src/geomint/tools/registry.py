@@ -61,6 +61,9 @@ class ToolEntry(Generic[InputT]):
             application requiring approval for an effect is asked where it happens.
         changes_chat: Whether a call may change the chat (fetch, write, mint). Calls that
             do run one at a time; calls that only read (recall, help) run beside them.
+        needs: The provider capabilities it answers from (``geocoder``, ``places``,
+            ``boundaries``, ``router``, ``ranges``, ``traffic``, ``traffic_analytics``):
+            an agent whose providers do not serve them all does not offer the tool.
     """
 
     description: str
@@ -79,6 +82,7 @@ class ToolEntry(Generic[InputT]):
     requires_approval: bool = False
     effects: frozenset[Effect] = frozenset()
     changes_chat: bool = True
+    needs: frozenset[str] = frozenset()
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.effects) - set(EFFECTS))

@@ -6,12 +6,11 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from tests.agent.scripted import Script
 
 from geomint.agent import MapAgent
-from geomint.models.demo import scripted_model
 from geomint.sandbox import Sandbox
 from geomint.store import Chats, MemoryStore
+from geomint.testing import Script
 from geomint.tools import DEFAULT_TOOLS, ToolSettings, resolve_tools
 
 
@@ -31,7 +30,7 @@ def make_agent(shared_sandbox: Sandbox) -> Iterator[Callable[..., MapAgent]]:
 
     def make(model: Any, **options: Any) -> MapAgent:
         if isinstance(model, Script):
-            model = scripted_model(model.respond)
+            model = model.model()
         tools = options.pop("tools", None)
         agent = MapAgent(
             model=model,

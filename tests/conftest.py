@@ -1,4 +1,5 @@
-"""Shared fixtures: sandboxes in each mode this machine supports, started once per session."""
+"""Shared fixtures: the suite stays offline, and sandboxes in each mode this machine
+supports are started once per session."""
 
 from __future__ import annotations
 
@@ -8,6 +9,49 @@ import pytest
 
 from geomint.errors import SandboxUnavailableError
 from geomint.sandbox import Sandbox
+from geomint.testing import NetworkGuard, offline
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _offline_session() -> Iterator[NetworkGuard]:
+    """No test reaches beyond loopback or sends a request to a real model class.
+
+    :func:`geomint.testing.offline` patches this process's sockets (connect, connect_ex
+    and getaddrinfo) and sets pydantic-ai's ``ALLOW_MODEL_REQUESTS`` to False for the
+    whole session. It covers the test process only: the subprocesses tests start
+    (sandbox workers, intake children, ``geomint serve``, Chromium) and C libraries with
+    sockets of their own (libpq) are outside it. Tests that drive a real model class
+    against the stub server allow requests for their duration (``tests/models``).
+    """
+    with offline() as guard:
+        yield guard
+
+
+@pytest.fixture(autouse=True)
+def network(
+    _offline_session: NetworkGuard, request: pytest.FixtureRequest
+) -> Iterator[NetworkGuard]:
+    """This test's record of connections tried and refused; fails a test that was refused.
+
+    The refusal is an ``OSError`` that the code under test may catch (a provider turns it
+    into "unavailable"), so the record, not the error, decides. A test that means to be
+    refused asks for :func:`refused`.
+    """
+    _offline_session.forget()
+    yield _offline_session
+    if _offline_session.refused and "refused" not in request.fixturenames:
+        pytest.fail(
+            f"the test tried to reach {sorted(set(_offline_session.refused))} beyond loopback; "
+            "answer it with a double from geomint.testing (or, if the refusal is the point, "
+            "ask for the `refused` fixture)",
+            pytrace=False,
+        )
+
+
+@pytest.fixture
+def refused(network: NetworkGuard) -> list[str]:
+    """The hosts the guard refused during this test (asking for it says refusals are expected)."""
+    return network.refused
 
 
 def _started(mode: str, **options: object) -> Iterator[Sandbox]:

@@ -3,12 +3,12 @@ itself is driven end to end in tests/e2e."""
 
 from __future__ import annotations
 
+from asyncio import run
 from typing import Any
 
 import httpx
 import pytest
 import uvicorn
-from tests.agent.scripted import run
 from typer.testing import CliRunner
 
 from geomint.cli import app

@@ -147,3 +147,24 @@ def test_http_exports() -> None:
     ])  # fmt: skip
     for name in geomint.http.__all__:
         assert getattr(geomint.http, name) is not None
+
+
+def test_testing_exports() -> None:
+    import geomint.http
+    import geomint.models.demo
+    import geomint.store
+    import geomint.testing
+
+    assert sorted(geomint.testing.__all__) == sorted([
+        "Script", "Step", "tool_returns", "scripted_model", "DemoModel",
+        "StubLLMServer", "StubReply", "StubRequest", "StubToolCall",
+        "RecordedServer", "RecordedReply", "RecordedRequest", "RecordedRoute",
+        "ScriptedTransport", "MemoryStore", "in_process_sandbox",
+        "offline", "NetworkGuard", "OfflineError",
+    ])  # fmt: skip
+    for name in geomint.testing.__all__:
+        assert getattr(geomint.testing, name) is not None
+    # Re-exports are the library's own objects, not copies.
+    assert geomint.testing.MemoryStore is geomint.store.MemoryStore
+    assert geomint.testing.ScriptedTransport is geomint.http.ScriptedTransport
+    assert geomint.testing.scripted_model is geomint.models.demo.scripted_model

@@ -6,13 +6,12 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 import pytest
-from tests.agent.scripted import Script
 
 from geomint.agent import MapAgent
-from geomint.models.demo import scripted_model
 from geomint.providers import default_providers
 from geomint.sandbox import Sandbox
 from geomint.store import Chats, MemoryStore
+from geomint.testing import Script
 from geomint.tools import DEFAULT_TOOLS, ToolSettings, resolve_tools
 
 
@@ -32,7 +31,7 @@ def make_agent(shared_sandbox: Sandbox) -> Iterator[Callable[..., MapAgent]]:
 
     def make(model: Any, **options: Any) -> MapAgent:
         if isinstance(model, Script):
-            model = scripted_model(model.respond)
+            model = model.model()
         tools = options.pop("tools", None)
         agent = MapAgent(
             model=model,

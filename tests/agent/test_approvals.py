@@ -7,16 +7,16 @@ is now asked for where it happens, whichever tool reaches it.
 
 from __future__ import annotations
 
+from asyncio import run
 from collections.abc import Callable
 from typing import Any
-
-from tests.agent.scripted import Script, run
 
 from geomint.agent import ApprovalRequest, MapAgent
 from geomint.agent.demo import seed_demo_chat
 from geomint.providers.base import Found, Providers
 from geomint.providers.offline import OfflineProvider
 from geomint.state import ApprovalAsked, ViewChanged
+from geomint.testing import Script
 
 UNION = (
     "parks = gpd.GeoDataFrame.from_features(geometries['features'])\n"

@@ -3,13 +3,13 @@ that reads the run: the stream's parts, the log, RunResult and a chat read back.
 
 from __future__ import annotations
 
+from asyncio import run
 from collections.abc import Callable
-
-from tests.agent.scripted import Script, run
 
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_chat
 from geomint.state import MessageAdded, RunEnded
+from geomint.testing import Script
 from geomint.ui import TextPart, chat_parts
 
 _COUNT = 'mint.value(len(places["features"]), "places counted", unit="places")\nreturn 1'

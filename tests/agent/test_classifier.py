@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from asyncio import run
 from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel
-from tests.agent.scripted import Script, all_text, run
+from pydantic_ai.messages import ModelMessage
 
 from geomint.agent import MapAgent, classify
 from geomint.agent.classifier import SCOPE_RETRIES, classifier_prompt
-from geomint.models.demo import scripted_model
+from geomint.testing import Script
 from geomint.tools import DEFAULT_TOOLS, ToolEntry, resolve_tools
 from geomint.tools._kinds import DataScope
 
@@ -18,7 +19,14 @@ _SCOPED = {"analyse_data": {"kinds": ["places"]}}
 
 
 def _classify(script: Script, registry: Any = DEFAULT_TOOLS, history: Any = ()) -> Any:
-    return run(classify(scripted_model(script.respond), registry, list(history), "chart it"))
+    return run(classify(script.model(), registry, list(history), "chart it"))
+
+
+def all_text(messages: list[ModelMessage]) -> str:
+    """Every part's content in a request history, joined (reprs cut long text short)."""
+    return "\n".join(
+        str(getattr(part, "content", "")) for message in messages for part in message.parts
+    )
 
 
 def test_a_pick_with_its_scope_is_taken_and_scoped() -> None:

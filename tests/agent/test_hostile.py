@@ -15,13 +15,13 @@ import contextlib
 import json
 import os
 import time
+from asyncio import run
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import ValidationError
-from tests.agent.scripted import Script, run
 from tests.tools.helpers import CITY, OSM
 
 from geomint.agent import MapAgent
@@ -29,12 +29,12 @@ from geomint.agent._prompt import state_note
 from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
 from geomint.errors import ModelFacingError, SandboxUnavailableError
-from geomint.models.demo import scripted_model
 from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.sandbox import Sandbox, SandboxResult
 from geomint.state import EntryWritten, Workspace
 from geomint.store import Appended, Chats, MemoryStore
+from geomint.testing import Script
 from geomint.tools import (
     DEFAULT_TOOLS,
     ToolContext,
@@ -613,7 +613,7 @@ def test_the_loop_survives_hostile_calls_and_stops_repeats(
     huge = ("analyse_data", {"places_entry_ids": ["places-1"], "name": "h", "code": big})
     script = Script(steps=[[nul], [nul], [nul], [overflow], [huge], "done"])
     agent = MapAgent(
-        model=scripted_model(script.respond),
+        model=script.model(),
         registry=resolve_tools(DEFAULT_TOOLS),
         chats=Chats(MemoryStore()),
         sandbox=in_process,

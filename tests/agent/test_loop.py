@@ -4,13 +4,13 @@ model steps, a chat resumed after a restart, hooks, custom tools."""
 from __future__ import annotations
 
 import asyncio
+from asyncio import run
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
-from tests.agent.scripted import Script, run, tool_returns
 
 from geomint.agent import ApprovalRequest, MapAgent, create_map_agent
 from geomint.agent._toolset import STOP_MESSAGE
@@ -19,6 +19,7 @@ from geomint.errors import ModelFacingError, UsageError
 from geomint.models.demo import DemoModel
 from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, RunEnded, ToolFailed
 from geomint.store import Chats, SQLiteStore
+from geomint.testing import Script, tool_returns
 from geomint.tools import ToolEntry, ToolError
 from geomint.ui import TextDeltaPart
 

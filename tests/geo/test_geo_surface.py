@@ -1,8 +1,8 @@
-"""geo's public surface is pinned, every name is documented, and the examples run."""
+"""geo's public surface is pinned and every name is documented (tests/test_docstring_examples.py
+runs the examples)."""
 
 from __future__ import annotations
 
-import doctest
 import inspect
 import types
 
@@ -38,9 +38,3 @@ def test_every_function_documents_args_returns_raises(name: str) -> None:
         assert section in doc, f"{name} lacks {section}"
     if inspect.signature(getattr(geo, name)).parameters:
         assert "Args:" in doc
-
-
-@pytest.mark.parametrize("module", MODULES)
-def test_docstring_examples_run(module: str) -> None:
-    result = doctest.testmod(getattr(geo, module), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0

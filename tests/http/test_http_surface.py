@@ -1,4 +1,4 @@
-"""The package's modules declare what they export, share only that, and their examples run.
+"""The package's modules declare what they export and share only that.
 
 The public surface itself, ``geomint.http.__all__``, is pinned in ``tests/test_public_api.py``;
 that nothing outside the package imports one of its modules is an import-linter contract.
@@ -7,7 +7,6 @@ that nothing outside the package imports one of its modules is an import-linter 
 from __future__ import annotations
 
 import ast
-import doctest
 import importlib
 import pkgutil
 from pathlib import Path
@@ -52,10 +51,3 @@ def test_modules_share_only_what_they_export(name: str) -> None:
 def test_the_package_exports_exist() -> None:
     for exported in geomint.http.__all__:
         assert getattr(geomint.http, exported) is not None
-
-
-@pytest.mark.parametrize("name", ["__init__", *MODULES])
-def test_docstring_examples_run(name: str) -> None:
-    module = geomint.http if name == "__init__" else _module(name)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0

@@ -1,20 +1,19 @@
-"""Fixtures for the model seam: a scripted LLM server, a demo model, and a loopback-only guard."""
+"""Fixtures for the model seam: a scripted LLM server the real model classes may talk to, and
+a demo model."""
 
 from __future__ import annotations
 
 import importlib
-import ipaddress
-import socket
 import sys
 import types
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import pytest
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, override_allow_model_requests
 from pydantic_ai.models.test import TestModel
 
-from .stub_llm_server import StubLLMServer
+from geomint.testing import StubLLMServer
 
 _ENV = (
     "GEOMINT_MODEL",
@@ -37,43 +36,18 @@ def _no_real_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv(name, raising=False)
 
 
-@pytest.fixture(autouse=True)
-def blocked(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """Refuse any connection or lookup that would leave this machine; return what was refused."""
-    refused: list[str] = []
-    real_connect = socket.socket.connect
-    real_getaddrinfo = socket.getaddrinfo
-
-    def is_local(host: object) -> bool:
-        if isinstance(host, bytes):
-            host = host.decode()
-        if host in (None, "localhost"):
-            return True
-        try:
-            return ipaddress.ip_address(str(host)).is_loopback
-        except ValueError:
-            return False
-
-    def connect(self: socket.socket, address: Any) -> None:
-        if self.family in (socket.AF_INET, socket.AF_INET6) and not is_local(address[0]):
-            refused.append(str(address[0]))
-            raise OSError(f"tests/models are loopback-only; refused a connection to {address}")
-        real_connect(self, address)
-
-    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
-        if not is_local(host):
-            refused.append(host.decode() if isinstance(host, bytes) else str(host))
-            raise socket.gaierror(f"tests/models are loopback-only; refused to resolve {host!r}")
-        return real_getaddrinfo(host, *args, **kwargs)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
-    return refused
+@pytest.fixture
+def model_requests() -> Iterator[None]:
+    """Let the real model classes send requests for this test (the suite's guard refuses
+    them); the socket guard still keeps them on loopback."""
+    with override_allow_model_requests(True):
+        yield
 
 
 @pytest.fixture
-def stub() -> Iterator[StubLLMServer]:
-    """A started scripted LLM server; closed, with its script used up, after the test."""
+def stub(model_requests: None) -> Iterator[StubLLMServer]:
+    """A started scripted LLM server, the one place a real model class may send to;
+    closed, with its script used up, after the test."""
     with StubLLMServer() as server:
         yield server
         assert server.pending == 0, "the test scripted replies the SDK never asked for"

@@ -12,9 +12,9 @@ from geomint.agent.demo import seed_demo_chat
 from geomint.models import resolve_model
 from geomint.sandbox import Sandbox
 from geomint.store import Chats, MemoryStore
+from geomint.testing import StubLLMServer, StubReply
 from geomint.tools import DEFAULT_TOOLS, ToolSettings
 
-from .stub_llm_server import Reply, StubLLMServer
 from .test_provider_wiring import ANTHROPIC, OPENAI, Wire
 
 pytestmark = pytest.mark.anyio
@@ -32,14 +32,14 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
 ) -> None:
     stub.script(
         # The classifier's structured output is pydantic-ai's output tool.
-        Reply.call(
+        StubReply.call(
             "final_result",
             {
                 "tools": ["analyse_data", "present_figure"],
                 "scopes": {"analyse_data": {"kinds": ["places"]}},
             },
         ),
-        Reply.call(
+        StubReply.call(
             "analyse_data",
             {
                 "places_entry_ids": ["places-1"],
@@ -48,8 +48,8 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
                 "code": _CODE,
             },
         ),
-        Reply.call("present_figure", {"value_ids": ["v1"]}),
-        Reply.say("There are ", "1,326 places."),
+        StubReply.call("present_figure", {"value_ids": ["v1"]}),
+        StubReply.say("There are ", "1,326 places."),
     )
     model = resolve_model(wire.spec, base_url=stub.url + wire.root, api_key="k", max_retries=0)
     agent = MapAgent(

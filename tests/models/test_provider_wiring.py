@@ -2,7 +2,8 @@
 
 Each test runs a real ``pydantic_ai.Agent`` through the provider's SDK to a scripted server on
 127.0.0.1 and then reads what the SDK sent: the model name, the key, the tool schemas, and the
-tool result on the follow-up request. Nothing leaves the machine (see ``blocked`` in conftest).
+tool result on the follow-up request. Nothing leaves the machine: the suite's guard refuses any
+connection beyond loopback (``tests/conftest.py``).
 """
 
 from __future__ import annotations
@@ -35,8 +36,7 @@ from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
 from geomint.models import resolve_model
-
-from .stub_llm_server import Received, Reply, StubLLMServer
+from geomint.testing import StubLLMServer, StubReply, StubRequest
 
 pytestmark = pytest.mark.anyio
 
@@ -60,7 +60,7 @@ class Wire:
     tool_call_ids: Callable[[dict[str, Any]], list[str]]
     """The ids of the tool calls the assistant made, as echoed back in a request's history."""
 
-    def key_sent(self, request: Received) -> str | None:
+    def key_sent(self, request: StubRequest) -> str | None:
         headers = request.headers
         if (bearer := headers.get("authorization", "")).startswith("Bearer "):
             return bearer.removeprefix("Bearer ")
@@ -188,7 +188,7 @@ def _assert_tool_loop(wire: Wire, stub: StubLLMServer, *, streamed: bool) -> Non
 
 
 async def test_a_tool_call_round_trip(wire: Wire, stub: StubLLMServer) -> None:
-    stub.script(Reply.call("count_features", ARGS), Reply.say("There are 42 cafés."))
+    stub.script(StubReply.call("count_features", ARGS), StubReply.say("There are 42 cafés."))
     model = _model(wire, stub)
     agent, calls = _count_agent(model)
     async with model:
@@ -200,7 +200,9 @@ async def test_a_tool_call_round_trip(wire: Wire, stub: StubLLMServer) -> None:
 
 
 async def test_streamed_events_carry_the_text_deltas(wire: Wire, stub: StubLLMServer) -> None:
-    stub.script(Reply.call("count_features", ARGS), Reply.say("There are ", "42 ", "cafés."))
+    stub.script(
+        StubReply.call("count_features", ARGS), StubReply.say("There are ", "42 ", "cafés.")
+    )
     model = _model(wire, stub)
     agent, calls = _count_agent(model)
     text: list[str] = []
@@ -227,7 +229,7 @@ async def test_streamed_events_carry_the_text_deltas(wire: Wire, stub: StubLLMSe
 
 
 async def test_run_stream_yields_text_as_it_arrives(wire: Wire, stub: StubLLMServer) -> None:
-    stub.script(Reply.say("Buffered ", "3 ", "parcels."))
+    stub.script(StubReply.say("Buffered ", "3 ", "parcels."))
     model = _model(wire, stub)
     agent = Agent(model, name="wiring")
     async with model, agent.run_stream("Buffer the parcels.") as result:
@@ -247,7 +249,7 @@ class Place(BaseModel):
 @pytest.mark.parametrize("streamed", [False, True], ids=["json", "sse"])
 async def test_structured_output(wire: Wire, stub: StubLLMServer, streamed: bool) -> None:
     place = {"name": "Brandenburg Gate", "lon": 13.3777, "lat": 52.5163}
-    stub.script(Reply.call("final_result", place))
+    stub.script(StubReply.call("final_result", place))
     model = _model(wire, stub)
     agent = Agent(model, name="wiring", output_type=Place)
     async with model:
@@ -273,7 +275,7 @@ async def test_structured_output(wire: Wire, stub: StubLLMServer, streamed: bool
 async def test_http_errors_reach_the_caller_without_retries(
     wire: Wire, stub: StubLLMServer, status: int, category: type[Exception], streamed: bool
 ) -> None:
-    stub.script(Reply.fail(status, "the stub says no"))
+    stub.script(StubReply.fail(status, "the stub says no"))
     model = _model(wire, stub)
     agent = Agent(model, name="wiring")
     async with model:
@@ -297,7 +299,7 @@ async def test_the_environment_reaches_the_wire(
     monkeypatch.setenv("GEOMINT_MODEL", wire.spec)
     monkeypatch.setenv(wire.base_url_env, stub.url + wire.root)
     monkeypatch.setenv(wire.key_env, "key-from-env")
-    stub.script(Reply.say("ok"))
+    stub.script(StubReply.say("ok"))
     model = resolve_model()
     async with model:
         result = await Agent(model, name="wiring").run("ping", model_settings=NOT_STREAMED)
@@ -308,7 +310,7 @@ async def test_the_environment_reaches_the_wire(
 
 
 async def test_a_keyless_local_openai_server_gets_a_placeholder(stub: StubLLMServer) -> None:
-    stub.script(Reply.say("ok"))
+    stub.script(StubReply.say("ok"))
     model = resolve_model("openai:llama3.2", base_url=stub.url + "/v1")
     async with model:
         assert (await Agent(model, name="wiring").run("ping")).output == "ok"
@@ -317,9 +319,13 @@ async def test_a_keyless_local_openai_server_gets_a_placeholder(stub: StubLLMSer
     assert OPENAI.key_sent(request) == "not-needed"
 
 
-async def test_the_real_endpoint_is_unreachable_from_these_tests(blocked: list[str]) -> None:
+async def test_the_real_endpoint_is_unreachable_from_these_tests(
+    model_requests: None, refused: list[str]
+) -> None:
+    """With model requests allowed, as in the stub's tests, the socket guard still refuses
+    to look up the real endpoint (tests/testing shows the first guard refusing the request)."""
     model = resolve_model("openai:gpt-4.1", api_key=KEY, max_retries=0)
     async with model:
         with pytest.raises(ModelAPIError):
             await Agent(model, name="wiring").run("ping")
-    assert blocked == ["api.openai.com"]
+    assert refused == ["api.openai.com"]

@@ -1,4 +1,5 @@
-"""The public surface of geomint.provenance is declared, documented, and its examples run."""
+"""The public surface of geomint.provenance is declared and documented, with examples
+(tests/test_docstring_examples.py runs them)."""
 
 from __future__ import annotations
 
@@ -34,12 +35,10 @@ def test_exports() -> None:
 
 
 @pytest.mark.parametrize("suffix", MODULES)
-def test_every_module_declares_all_and_its_examples_run(suffix: str) -> None:
+def test_every_module_is_documented_and_declares_all(suffix: str) -> None:
     module = _module(suffix)
     assert module.__doc__
     assert all(hasattr(module, name) for name in module.__all__)
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
 
 
 def test_the_package_examples_exist() -> None:

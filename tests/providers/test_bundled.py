@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import csv
-import doctest
 import fnmatch
 import json
 import tomllib
@@ -16,7 +15,6 @@ from shapely.geometry import shape
 
 from geomint.intake import load
 from geomint.provenance import Provenance
-from geomint.providers import bundled
 from geomint.providers.bundled import (
     DATA_DIR,
     bounds,
@@ -159,9 +157,3 @@ def test_every_data_file_is_declared_package_data() -> None:
         if path.is_file() and path.suffix != ".py":
             relative = path.relative_to(package).as_posix()
             assert any(fnmatch.fnmatch(relative, p) for p in patterns), relative
-
-
-def test_the_module_examples_run() -> None:
-    result = doctest.testmod(bundled, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0

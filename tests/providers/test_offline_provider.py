@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import doctest
 import itertools
 import time
 from typing import Any
@@ -22,9 +21,9 @@ from tests.providers.contract import (
 )
 
 from geomint.provenance import Provenance
-from geomint.providers import _text, base, bundled
+from geomint.providers import bundled
 from geomint.providers.base import Found, ProviderMiss, Providers
-from geomint.providers.offline import OfflineProvider, _provider
+from geomint.providers.offline import OfflineProvider
 
 pytestmark = pytest.mark.anyio
 
@@ -97,13 +96,6 @@ def test_providers_single_offers_everything_but_traffic(provider: OfflineProvide
     assert providers.geocoder is providers.places is providers.router is provider
     assert providers.boundaries is providers.ranges is provider
     assert providers.traffic is None
-
-
-@pytest.mark.parametrize("module", [_provider, _text, base], ids=lambda m: m.__name__)
-def test_docstring_examples_run(module: Any) -> None:
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0
 
 
 # -- geocoding -------------------------------------------------------------------------------

@@ -5,12 +5,12 @@ Nominatim, Overpass, OSRM and Valhalla are one recorded server on 127.0.0.1, eac
 own path (``/nominatim``, ``/overpass/api/interpreter``, ``/osrm``, ``/valhalla``), answering
 from ``recorded/osm`` (hand-written after each API's documented output, central Helsinki).
 Sleeps and the rate limiter's clock are injected, so no test waits for a backoff or for
-Nominatim's one request per second; a guard fails any test that connects beyond 127.0.0.1.
+Nominatim's one request per second; the suite's guard fails any test that connects beyond
+127.0.0.1.
 """
 
 from __future__ import annotations
 
-import doctest
 import json
 import math
 import re
@@ -33,12 +33,12 @@ from tests.providers.contract import (
     check_route,
     haversine_m,
 )
-from tests.providers.recorded_server import RecordedServer, Reply, Seen, guard_sockets
 
 from geomint.errors import UsageError
 from geomint.http import USER_AGENT, MemoryCache, RateLimiter, RequestPolicy
 from geomint.providers.base import ProviderMiss, Providers, TrafficSource
-from geomint.providers.osm import OsmProvider, _nominatim, _overpass, _provider, _routes, _service
+from geomint.providers.osm import OsmProvider, _overpass, _provider, _routes
+from geomint.testing import RecordedReply, RecordedRequest, RecordedServer
 
 pytestmark = pytest.mark.anyio
 
@@ -78,11 +78,6 @@ SCENARIO = Scenario(
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-@pytest.fixture(autouse=True)
-def _offline(monkeypatch: pytest.MonkeyPatch) -> None:
-    guard_sockets(monkeypatch)
 
 
 @pytest.fixture(scope="module")
@@ -144,7 +139,7 @@ def provider(make_provider: Callable[..., OsmProvider]) -> OsmProvider:
     return make_provider(email=EMAIL)
 
 
-def _only(server: RecordedServer, path: str, method: str | None = None) -> Seen:
+def _only(server: RecordedServer, path: str, method: str | None = None) -> RecordedRequest:
     sent = server.sent(path, method)
     assert len(sent) == 1, [s.url for s in sent]
     return sent[0]
@@ -183,8 +178,8 @@ class TestOsmContract(ProviderContract):
             "POST",
             "/valhalla/isochrone",
             replies=[
-                Reply(file="valhalla_isochrone_walk_3min.json"),
-                Reply(file="valhalla_isochrone_walk_7min.json"),
+                RecordedReply(file="valhalla_isochrone_walk_3min.json"),
+                RecordedReply(file="valhalla_isochrone_walk_7min.json"),
             ],
         )
         return make_provider()
@@ -662,13 +657,13 @@ async def test_a_429_is_retried_after_the_wait_it_asks(
         "POST",
         "/overpass/api/interpreter",
         replies=[
-            Reply(
+            RecordedReply(
                 status=429,
                 file="overpass_429.html",
                 content_type="text/html",
                 headers={"Retry-After": "7"},
             ),
-            Reply(file="overpass_cafes.json"),
+            RecordedReply(file="overpass_cafes.json"),
         ],
     )
     found = await provider.discover(category="cafe", near=SENAATINTORI)
@@ -697,18 +692,19 @@ async def test_a_429_is_retried_after_the_wait_it_asks(
 @pytest.mark.parametrize(
     ("reply", "code", "words"),
     [
-        (Reply(status=429, body="Too Many Requests", headers={"Retry-After": "2"}),
+        (RecordedReply(status=429, body="Too Many Requests", headers={"Retry-After": "2"}),
          "rate_limited", "is limiting how often"),
-        (Reply(status=429, body="slow down", headers={"Retry-After": "3600"}), "rate_limited",
-         "try again in 3600 s"),
-        (Reply(status=504, file="overpass_504.html", content_type="text/html"), "unavailable",
-         "504"),
-        (Reply(status=503, body="maintenance", content_type="text/plain"), "unavailable", "503"),
-        (Reply(status=200, file="nominatim_blocked.html", content_type="text/html"),
+        (RecordedReply(status=429, body="slow down", headers={"Retry-After": "3600"}),
+         "rate_limited", "try again in 3600 s"),
+        (RecordedReply(status=504, file="overpass_504.html", content_type="text/html"),
+         "unavailable", "504"),
+        (RecordedReply(status=503, body="maintenance", content_type="text/plain"),
+         "unavailable", "503"),
+        (RecordedReply(status=200, file="nominatim_blocked.html", content_type="text/html"),
          "unavailable", "not valid JSON"),
-        (Reply(status=200, file="osrm_truncated.json"), "unavailable", "not valid JSON"),
-        (Reply(status=403, file="nominatim_blocked.html", content_type="text/html"), "refused",
-         "403"),
+        (RecordedReply(status=200, file="osrm_truncated.json"), "unavailable", "not valid JSON"),
+        (RecordedReply(status=403, file="nominatim_blocked.html", content_type="text/html"),
+         "refused", "403"),
     ],
 )  # fmt: skip
 async def test_every_failure_is_a_miss_with_a_code(
@@ -718,7 +714,7 @@ async def test_every_failure_is_a_miss_with_a_code(
     path: str,
     method: str,
     call: Any,
-    reply: Reply,
+    reply: RecordedReply,
     code: str,
     words: str,
 ) -> None:
@@ -790,17 +786,6 @@ async def test_a_service_that_is_down_or_slow_is_unavailable(
     slow = make_provider(policy_options={"timeout_s": 0.3, "max_attempts": 1})
     miss = await _miss(slow.reachable(SENAATINTORI, time_s=300))
     assert miss.code == "unavailable"
-
-
-# -- the helpers' own examples -------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "module", [_provider, _nominatim, _overpass, _routes, _service], ids=lambda m: m.__name__
-)
-def test_docstring_examples_run(module: Any) -> None:
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0
 
 
 def test_a_polyline_round_trips_valhallas_shape() -> None:

@@ -4,13 +4,12 @@ Each capability's happy path is read into the shared shapes, and the request it 
 checked (latitude before longitude in TomTom's paths and bodies, the travel mode, what to
 avoid, the key). Each failure (a slow answer, 429 then 200, a refused key, 5xx, a body
 that is not JSON, one too large) becomes a ``ProviderMiss`` whose reason never holds the
-key. No test reaches the internet: sockets beyond 127.0.0.1 fail the test, and every
-request must match a recorded route.
+key. No test reaches the internet: the suite's guard fails a socket beyond 127.0.0.1, and
+every request must match a recorded route.
 """
 
 from __future__ import annotations
 
-import doctest
 import json
 import socket
 import time
@@ -34,13 +33,13 @@ from tests.providers.contract import (
     check_range,
     check_route,
 )
-from tests.providers.recorded_server import RecordedServer, Reply, guard_sockets
 
 from geomint import geo
 from geomint.errors import UsageError
 from geomint.http import RequestPolicy
 from geomint.providers.base import ProviderMiss, Providers
 from geomint.providers.tomtom import TomTomProvider
+from geomint.testing import RecordedReply, RecordedServer
 
 pytestmark = pytest.mark.anyio
 
@@ -87,9 +86,8 @@ def server() -> Iterator[RecordedServer]:
 
 
 @pytest.fixture(autouse=True)
-def offline(server: RecordedServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """No socket beyond 127.0.0.1, and every request one the recordings expected."""
-    guard_sockets(monkeypatch)
+def expected_only(server: RecordedServer) -> Iterator[None]:
+    """Every request one the recordings expected (the suite's guard keeps them on 127.0.0.1)."""
     server.reset()
     yield
     assert not server.unmatched, [f"{s.method} {s.path}" for s in server.unmatched]
@@ -542,8 +540,8 @@ async def test_429_then_200_is_retried_after_the_wait_asked(
         "GET",
         KIASMA,
         replies=[
-            Reply(status=429, file="error_429.json", headers={"Retry-After": "2"}),
-            Reply(file="search_kiasma.json"),
+            RecordedReply(status=429, file="error_429.json", headers={"Retry-After": "2"}),
+            RecordedReply(file="search_kiasma.json"),
         ],
     )
     found = await provider.locate("Kiasma")
@@ -714,11 +712,3 @@ def _positions(value: Any) -> Iterator[tuple[float, float]]:
     elif isinstance(value, list):
         for item in value:
             yield from _positions(item)
-
-
-def test_docstring_examples_run() -> None:
-    from geomint.providers.tomtom import _provider as module  # here _provider is the factory
-
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0
-    assert result.failed == 0

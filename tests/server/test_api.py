@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import logging
+from asyncio import run
 from collections.abc import Iterator
 from typing import Any
 
 import httpx
 import pytest
-from tests.agent.scripted import run
 from tests.server.web import make_agent
 
 from geomint import audit

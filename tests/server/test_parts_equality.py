@@ -9,11 +9,11 @@ that run's parts must be equal, in the same order.
 from __future__ import annotations
 
 import json
+from asyncio import run
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.agent.scripted import run
 from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent

@@ -10,12 +10,12 @@ MAX_PART_BYTES is withheld with its size.
 from __future__ import annotations
 
 import json
+from asyncio import run
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
 import pytest
-from tests.agent.scripted import run
 from tests.server.web import call, make_agent
 from tests.tools.helpers import call as call_tool
 from tests.tools.helpers import seed

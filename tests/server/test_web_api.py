@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import json
+from asyncio import run
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tests.agent.scripted import run
 from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent

@@ -17,24 +17,24 @@ import json
 import socket
 import threading
 import time
+from asyncio import run
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
-from tests.agent.scripted import Script, run
 from tests.hostile_inputs import star_geojson
 from tests.server.web import ask, call, make_agent
 
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_chat
-from geomint.models.demo import scripted_model
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
 from geomint.server.app import MAX_BODY_BYTES, TurnLimiter
 from geomint.server.approvals import Approvals
 from geomint.store import MemoryStore, SQLiteStore
+from geomint.testing import Script
 from geomint.ui import ApprovalAskedPart
 
 
@@ -44,7 +44,7 @@ def agent(in_process: Sandbox) -> Iterator[MapAgent]:
 
 
 def _said(script: Script) -> Any:
-    return scripted_model(script.respond)
+    return script.model()
 
 
 # -- request bodies --------------------------------------------------------------------------

@@ -1,14 +1,32 @@
 """A scripted stand-in for the OpenAI and Anthropic HTTP APIs, listening on loopback only.
 
-A test scripts what "the model" says next as provider-neutral :class:`Reply` values; the
-server renders each one in the wire format of the endpoint the SDK called (OpenAI Chat
-Completions or Anthropic Messages), streamed as server-sent events when the request asked
-for ``stream: true``. Every request is recorded, so a test can assert what the SDK sent.
+A test scripts what "the model" says next as provider-neutral :class:`StubReply` values;
+the server renders each one in the wire format of the endpoint the SDK called (OpenAI
+Chat Completions or Anthropic Messages), streamed as server-sent events when the request
+asked for ``stream: true``. Every request is recorded, so a test can assert what the SDK
+sent. It tests the wiring a :class:`~geomint.testing.Script` skips: the real model
+classes, their base URLs, keys, streaming and error handling, without a key or a network.
+
+pydantic-ai's real model classes refuse to send anything while
+``pydantic_ai.models.ALLOW_MODEL_REQUESTS`` is False (as inside
+:func:`~geomint.testing.offline`); allow them for the stub's duration with
+``pydantic_ai.models.override_allow_model_requests(True)``.
 
 Example:
-    >>> with StubLLMServer() as stub:
-    ...     stub.script(Reply.call("area", {"wkt": "POINT (0 0)"}), Reply.say("Done."))
-    ...     # point a client at f"{stub.url}/v1" and run it; then read stub.received
+    >>> import asyncio
+    >>> from pydantic_ai import Agent
+    >>> from pydantic_ai.models import override_allow_model_requests
+    >>> from geomint.models import resolve_model
+    >>> async def ask(url: str) -> str:
+    ...     model = resolve_model("openai:gpt-4.1", base_url=url + "/v1", api_key="sk-test")
+    ...     async with model:
+    ...         return (await Agent(model).run("Say hello.")).output
+    >>> with StubLLMServer() as stub, override_allow_model_requests(True):
+    ...     stub.script(StubReply.say("Hello", " there."))
+    ...     asyncio.run(ask(stub.url))
+    ...     stub.received[0].path, stub.received[0].body["model"]
+    'Hello there.'
+    ('/v1/chat/completions', 'gpt-4.1')
 """
 
 from __future__ import annotations
@@ -23,22 +41,27 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
 
-__all__ = ["Received", "Reply", "StubLLMServer", "ToolCall"]
+__all__ = ["StubLLMServer", "StubReply", "StubRequest", "StubToolCall"]
 
 _CREATED = 1_700_000_000
 _OPENAI_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 @dataclass(frozen=True, kw_only=True)
-class ToolCall:
-    """One tool call the scripted model makes."""
+class StubToolCall:
+    """One tool call the scripted model makes.
+
+    Attributes:
+        name: The tool's name.
+        args: Its arguments, sent as JSON.
+    """
 
     name: str
     args: dict[str, Any]
 
 
 @dataclass(frozen=True, kw_only=True)
-class Reply:
+class StubReply:
     """What the scripted model answers to one request, in no provider's format.
 
     Attributes:
@@ -49,33 +72,41 @@ class Reply:
     """
 
     chunks: tuple[str, ...] = ()
-    tool_calls: tuple[ToolCall, ...] = ()
+    tool_calls: tuple[StubToolCall, ...] = ()
     status: int = 200
     error: str = ""
 
     @classmethod
-    def say(cls, *chunks: str) -> Reply:
+    def say(cls, *chunks: str) -> StubReply:
         """Answer with text, streamed in the given pieces."""
         return cls(chunks=chunks)
 
     @classmethod
-    def call(cls, name: str, args: dict[str, Any]) -> Reply:
+    def call(cls, name: str, args: dict[str, Any]) -> StubReply:
         """Answer with one tool call."""
-        return cls(tool_calls=(ToolCall(name=name, args=args),))
+        return cls(tool_calls=(StubToolCall(name=name, args=args),))
 
     @classmethod
-    def fail(cls, status: int, error: str = "scripted failure") -> Reply:
+    def fail(cls, status: int, error: str = "scripted failure") -> StubReply:
         """Answer with an HTTP error."""
         return cls(status=status, error=error)
 
     @property
     def text(self) -> str:
+        """The whole text, its pieces joined."""
         return "".join(self.chunks)
 
 
 @dataclass(frozen=True, kw_only=True)
-class Received:
-    """One request the stub received: path, headers (lower-cased names) and JSON body."""
+class StubRequest:
+    """One request the stub received.
+
+    Attributes:
+        method: The method (always ``POST``).
+        path: The path as sent, with its query.
+        headers: The request headers, names lower-cased.
+        body: The JSON body, parsed.
+    """
 
     method: str
     path: str
@@ -85,14 +116,20 @@ class Received:
 
 @dataclass
 class _Script:
-    replies: deque[Reply] = field(default_factory=deque)
-    received: list[Received] = field(default_factory=list)
+    replies: deque[StubReply] = field(default_factory=deque)
+    received: list[StubRequest] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
     ids: Iterator[int] = field(default_factory=lambda: itertools.count(1))
 
 
 class StubLLMServer:
-    """A threaded HTTP server on 127.0.0.1 (random port) that answers from a script."""
+    """A threaded HTTP server on 127.0.0.1 (a free port) that answers from a script.
+
+    It listens from construction; :meth:`start` (or ``with``) serves in a background
+    thread. It serves ``POST /v1/chat/completions`` (OpenAI) and ``POST /v1/messages``
+    (Anthropic); any other path gets a 404, so a base URL with a missing or doubled
+    ``/v1`` shows. A request after the script has run out gets a 500.
+    """
 
     def __init__(self) -> None:
         self._script = _Script()
@@ -117,7 +154,7 @@ class StubLLMServer:
         return f"http://{host!s}:{port}"
 
     @property
-    def received(self) -> list[Received]:
+    def received(self) -> list[StubRequest]:
         """The requests received so far, oldest first."""
         with self._script.lock:
             return list(self._script.received)
@@ -128,18 +165,20 @@ class StubLLMServer:
         with self._script.lock:
             return len(self._script.replies)
 
-    def script(self, *replies: Reply) -> None:
+    def script(self, *replies: StubReply) -> None:
         """Queue replies, served one per request in order."""
         with self._script.lock:
             self._script.replies.extend(replies)
 
     def start(self) -> StubLLMServer:
+        """Serve in a background thread (again is a no-op)."""
         if not self._started:
             self._thread.start()
             self._started = True
         return self
 
     def close(self) -> None:
+        """Stop serving and close the socket."""
         if self._started:
             self._server.shutdown()
             self._thread.join(timeout=5)
@@ -174,7 +213,7 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         with self.script.lock:
             self.script.received.append(
-                Received(
+                StubRequest(
                     method="POST",
                     path=self.path,
                     headers={k.lower(): v for k, v in self.headers.items()},
@@ -193,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(404, {"error": {"message": f"the stub does not serve {path}"}})
             return
         if reply is None:
-            reply = Reply.fail(500, "the stub's script has no reply left for this request")
+            reply = StubReply.fail(500, "the stub's script has no reply left for this request")
         if reply.status != 200:
             self._json(reply.status, render.error(reply))
         elif body.get("stream"):
@@ -242,10 +281,10 @@ class _OpenAI:
             "model": self.request.get("model", ""),
         }
 
-    def _finish(self, reply: Reply) -> str:
+    def _finish(self, reply: StubReply) -> str:
         return "tool_calls" if reply.tool_calls else "stop"
 
-    def message(self, reply: Reply) -> dict[str, Any]:
+    def message(self, reply: StubReply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
             message["tool_calls"] = [
@@ -264,7 +303,7 @@ class _OpenAI:
         }
         return {**self._base("chat.completion"), "choices": [choice], "usage": _OPENAI_USAGE}
 
-    def events(self, reply: Reply) -> Iterator[tuple[str | None, Any]]:
+    def events(self, reply: StubReply) -> Iterator[tuple[str | None, Any]]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
             return {**self._base("chat.completion.chunk"), "choices": [choice]}
@@ -290,7 +329,7 @@ class _OpenAI:
             )
         yield None, "[DONE]"
 
-    def error(self, reply: Reply) -> dict[str, Any]:
+    def error(self, reply: StubReply) -> dict[str, Any]:
         kind = "rate_limit_exceeded" if reply.status == 429 else "server_error"
         return {"error": {"message": reply.error, "type": kind, "param": None, "code": kind}}
 
@@ -302,7 +341,7 @@ class _Anthropic:
     request: dict[str, Any]
     serial: int
 
-    def _blocks(self, reply: Reply) -> list[dict[str, Any]]:
+    def _blocks(self, reply: StubReply) -> list[dict[str, Any]]:
         blocks: list[dict[str, Any]] = []
         if reply.chunks:
             blocks.append({"type": "text", "text": reply.text})
@@ -324,10 +363,10 @@ class _Anthropic:
             "usage": {"input_tokens": 11, "output_tokens": 1},
         }
 
-    def _stop(self, reply: Reply) -> str:
+    def _stop(self, reply: StubReply) -> str:
         return "tool_use" if reply.tool_calls else "end_turn"
 
-    def message(self, reply: Reply) -> dict[str, Any]:
+    def message(self, reply: StubReply) -> dict[str, Any]:
         head = self._head(self._blocks(reply))
         return {
             **head,
@@ -335,7 +374,7 @@ class _Anthropic:
             "usage": {"input_tokens": 11, "output_tokens": 7},
         }
 
-    def events(self, reply: Reply) -> Iterator[tuple[str | None, Any]]:
+    def events(self, reply: StubReply) -> Iterator[tuple[str | None, Any]]:
         yield "message_start", {"type": "message_start", "message": self._head([])}
         for index, block in enumerate(self._blocks(reply)):
             start: dict[str, Any]
@@ -376,6 +415,6 @@ class _Anthropic:
         )
         yield "message_stop", {"type": "message_stop"}
 
-    def error(self, reply: Reply) -> dict[str, Any]:
+    def error(self, reply: StubReply) -> dict[str, Any]:
         kind = {429: "rate_limit_error", 529: "overloaded_error"}.get(reply.status, "api_error")
         return {"type": "error", "error": {"type": kind, "message": reply.error}}

@@ -1,6 +1,6 @@
-"""A local HTTP server that answers with recorded responses, for provider tests.
+"""A local HTTP server that answers with recorded responses, for tests of HTTP services.
 
-Provider tests never reach the internet: they point a provider's ``base_url`` at this
+A provider's tests need not reach the internet: they point its ``base_url`` at this
 server on 127.0.0.1, which answers each request from a table of routes, and then assert
 what the provider sent. A route matches on the method, the path (a regular expression,
 matched in full against the percent-decoded path) and the query parameters it requires;
@@ -32,31 +32,31 @@ Example:
 
 A request no route matches gets a 404 whose JSON body says so, and is kept in
 :attr:`RecordedServer.unmatched`, so a test can assert that every request was expected.
-:func:`guard_sockets` makes a test fail if anything connects beyond 127.0.0.1.
+
+Unlike :class:`~geomint.http.ScriptedTransport`, which replaces the connection, this
+server is reached over a real socket: use it where the code under test builds its own
+client (a provider given only a URL), or to test the connection layer itself.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import socket
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-import pytest
-
-__all__ = ["RecordedServer", "Reply", "Route", "Seen", "guard_sockets", "serving"]
+__all__ = ["RecordedReply", "RecordedRequest", "RecordedRoute", "RecordedServer"]
 
 QueryRule = str | re.Pattern[str] | None
 
 
 @dataclass(frozen=True, kw_only=True)
-class Reply:
+class RecordedReply:
     """One answer the server gives.
 
     Attributes:
@@ -78,7 +78,7 @@ class Reply:
 
 
 @dataclass(kw_only=True)
-class Route:
+class RecordedRoute:
     """Which requests a route answers, and its replies, given in turn (the last repeats).
 
     Attributes:
@@ -93,7 +93,7 @@ class Route:
     method: str
     path: re.Pattern[str]
     query: Mapping[str, QueryRule]
-    replies: Sequence[Reply]
+    replies: Sequence[RecordedReply]
     hits: int = 0
 
     def matches(self, method: str, path: str, query: Mapping[str, list[str]]) -> bool:
@@ -110,7 +110,7 @@ class Route:
                 return False
         return True
 
-    def next_reply(self) -> Reply:
+    def next_reply(self) -> RecordedReply:
         """The reply for the next request, counting it."""
         reply = self.replies[min(self.hits, len(self.replies) - 1)]
         self.hits += 1
@@ -118,7 +118,7 @@ class Route:
 
 
 @dataclass(frozen=True, kw_only=True)
-class Seen:
+class RecordedRequest:
     """A request the server received.
 
     Attributes:
@@ -175,7 +175,7 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         parts = urlsplit(self.path)
         length = int(self.headers.get("Content-Length", "0"))
-        seen = Seen(
+        seen = RecordedRequest(
             method=self.command,
             path=unquote(parts.path),
             raw_path=parts.path,
@@ -216,12 +216,12 @@ class RecordedServer:
 
     def __init__(self, directory: Path | str | None = None, manifest: str | None = None) -> None:
         self.directory = Path(directory) if directory is not None else None
-        self.requests: list[Seen] = []
-        self.unmatched: list[Seen] = []
+        self.requests: list[RecordedRequest] = []
+        self.unmatched: list[RecordedRequest] = []
         self._lock = threading.Lock()
         self._stopping = threading.Event()
-        self._recorded: list[Route] = []
-        self._added: list[Route] = []
+        self._recorded: list[RecordedRoute] = []
+        self._added: list[RecordedRoute] = []
         self._httpd: _HTTPServer | None = None
         self._thread: threading.Thread | None = None
         if manifest is not None:
@@ -281,8 +281,8 @@ class RecordedServer:
         headers: Mapping[str, str] | None = None,
         content_type: str = "application/json",
         delay_s: float = 0.0,
-        replies: Sequence[Reply] | None = None,
-    ) -> Route:
+        replies: Sequence[RecordedReply] | None = None,
+    ) -> RecordedRoute:
         """Answer matching requests, ahead of every route added before.
 
         Either describe one reply (``status``, ``body`` or ``file``, ``headers``...) or
@@ -292,7 +292,7 @@ class RecordedServer:
             list(replies)
             if replies
             else [
-                Reply(
+                RecordedReply(
                     status=status,
                     body=body,
                     file=file,
@@ -305,7 +305,7 @@ class RecordedServer:
         for reply in given:
             if reply.file is not None:
                 self._file(reply.file)  # fail now, not at request time
-        route = Route(
+        route = RecordedRoute(
             method=method.upper(), path=re.compile(path), query=dict(query or {}), replies=given
         )
         with self._lock:
@@ -321,7 +321,7 @@ class RecordedServer:
             for route in self._recorded:
                 route.hits = 0
 
-    def sent(self, path: str, method: str | None = None) -> list[Seen]:
+    def sent(self, path: str, method: str | None = None) -> list[RecordedRequest]:
         """The requests whose decoded path matches ``path`` (a regex) in full."""
         pattern = re.compile(path)
         return [
@@ -332,11 +332,11 @@ class RecordedServer:
 
     # -- internals ---------------------------------------------------------------------------
 
-    def _route_of(self, entry: Mapping[str, Any]) -> Route:
+    def _route_of(self, entry: Mapping[str, Any]) -> RecordedRoute:
         query: dict[str, QueryRule] = {}
         for name, rule in (entry.get("query") or {}).items():
             query[name] = re.compile(rule["regex"]) if isinstance(rule, dict) else rule
-        reply = Reply(
+        reply = RecordedReply(
             status=int(entry.get("status", 200)),
             body=entry.get("body", b""),
             file=entry.get("file"),
@@ -346,7 +346,7 @@ class RecordedServer:
         )
         if reply.file is not None:
             self._file(reply.file)
-        return Route(
+        return RecordedRoute(
             method=str(entry["method"]).upper(),
             path=re.compile(entry["path"]),
             query=query,
@@ -361,7 +361,7 @@ class RecordedServer:
             raise FileNotFoundError(f"no recorded response {path}")
         return path
 
-    def _reply_for(self, seen: Seen) -> Reply:
+    def _reply_for(self, seen: RecordedRequest) -> RecordedReply:
         with self._lock:
             self.requests.append(seen)
             for route in [*reversed(self._added), *reversed(self._recorded)]:
@@ -369,38 +369,9 @@ class RecordedServer:
                     return route.next_reply()
             self.unmatched.append(seen)
         problem = {"error": f"no recorded response for {seen.method} {seen.path}"}
-        return Reply(status=404, body=json.dumps(problem))
+        return RecordedReply(status=404, body=json.dumps(problem))
 
-    def _body_of(self, reply: Reply) -> bytes:
+    def _body_of(self, reply: RecordedReply) -> bytes:
         if reply.file is not None:
             return self._file(reply.file).read_bytes()
         return reply.body.encode() if isinstance(reply.body, str) else reply.body
-
-
-def guard_sockets(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
-    """Fail the test if it connects anywhere but 127.0.0.1; return the addresses tried.
-
-    Call it from an autouse fixture of a test module that must stay off the network.
-    """
-    attempted: list[Any] = []
-    real_connect = socket.socket.connect
-
-    def connect(sock: socket.socket, address: Any) -> None:
-        attempted.append(address)
-        if not (isinstance(address, tuple) and address[0] == "127.0.0.1"):
-            pytest.fail(f"a test tried to connect to {address!r}, beyond 127.0.0.1")
-        real_connect(sock, address)
-
-    monkeypatch.setattr(socket.socket, "connect", connect)
-    return attempted
-
-
-def serving(
-    directory: Path | str | None = None, manifest: str | None = None
-) -> Iterator[RecordedServer]:
-    """Start a server for a fixture to yield, and stop it after: ``yield from serving(...)``."""
-    server = RecordedServer(directory, manifest).start()
-    try:
-        yield server
-    finally:
-        server.stop()

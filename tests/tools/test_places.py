@@ -141,6 +141,30 @@ async def test_locate_writes_places_and_a_fetch_event(ctx: ToolContext, ui: UiLo
     assert ctx.refresh().fetches == 1
 
 
+async def test_a_category_that_is_not_there_is_a_miss_naming_the_categories(
+    ctx: ToolContext,
+) -> None:
+    # "square" is no category of the bundled places; "garden" and "bus_station" are, and
+    # the model, told only "nothing matched", once concluded the data had no bus stations.
+    out = await run(ctx, "discover_places", {"category": "square"})
+    assert out["code"] == "not_found"
+    assert out["miss"].startswith(
+        "no place matched category 'square' in the area searched; its categories are "
+        "restaurant (214), clothes (98), cafe (85), "
+    )
+    assert ", bus_station, " in out["miss"] and ", garden, " in out["miss"]
+    [missed] = bodies(ctx, FetchMissed)
+    assert missed.reason == out["miss"]
+
+
+async def test_a_name_that_is_not_there_is_a_miss_naming_the_nearest(ctx: ToolContext) -> None:
+    out = await run(ctx, "discover_places", {"query": "Kaisaniemi park"})
+    assert out["miss"] == (
+        "no place matched 'Kaisaniemi park' in the area searched; the nearest names are "
+        "Kaisaniemen puisto, Kaisaniemen ala-aste, Scandic Kaisaniemi"
+    )
+
+
 async def test_a_miss_is_a_result_and_an_event(ctx: ToolContext, ui: UiLog) -> None:
     result = await call(ctx, "locate_place", {"query": "Xyzzyplugh"})
     assert isinstance(result, ToolResult)

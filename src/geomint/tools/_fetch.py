@@ -48,20 +48,20 @@ async def fetch_into_entry(
     except ProviderMiss as miss:
         return await _missed(ctx, tool, request, miss)
     if not found.count:
+        # A provider says what it does have (its categories, the names nearest) in notes.
+        reason = "; ".join(found.notes)[:2_000] or "nothing matched"
         ctx.append(
             [
                 FetchMissed(
                     tool=tool,
                     provider=found.provider,
                     request=plain_json(found.request),
-                    reason="nothing matched",
+                    reason=reason,
                     code="not_found",
                 )
             ]
         )
-        return ToolResult(
-            model={"miss": "nothing matched", "code": "not_found", "provider": found.provider}
-        )
+        return ToolResult(model={"miss": reason, "code": "not_found", "provider": found.provider})
     await ctx.require(
         "fetched_entry", {"label": label, "features": found.count, "provider": found.provider}
     )

@@ -14,7 +14,9 @@ guess.
 
 from __future__ import annotations
 
+import difflib
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
@@ -291,6 +293,48 @@ class OfflineProvider:
 
     # -- place search ----------------------------------------------------------------------
 
+    def _nothing_matched(
+        self, query: str | None, category: str | None, searched: np.ndarray[Any, Any]
+    ) -> str:
+        """What the area searched does have, for a search that matched nothing: its
+        categories (most common first, then the rest, the nearest to the one asked named)
+        and, for a name, the names nearest to it."""
+        counts: Counter[str] = Counter()
+        for index in np.flatnonzero(searched):
+            props = self._places[index]["properties"] or {}
+            counts.update(props.get("categories") or [props.get("category") or "other"])
+        if category and query:
+            asked = f"{query!r} of category {category!r}"
+        else:
+            asked = f"category {category!r}" if category else f"{query!r}"
+        if not counts:
+            return f"no place matched {asked}: the area searched has no places"
+        parts = [f"no place matched {asked} in the area searched"]
+        wanted = normalise(category_of(category)) if category else None
+        if wanted is not None and wanted not in {normalise(c) for c in counts}:
+            # Every category the area has, so the model can pick the one it meant
+            # ("square" is not one; "garden" and "bus_station" are).
+            common = counts.most_common(15)
+            rest = sorted(set(counts) - {name for name, _ in common})
+            listed = ", ".join(f"{name} ({n})" for name, n in common)
+            others = f"; and {', '.join(rest)}" if rest else ""
+            near = did_you_mean(category or "", counts)
+            parts.append(f"its categories are {listed}{others}{near}")
+        elif category:
+            parts.append(f"it has {counts[category_of(category)]} places of category {category!r}")
+        if query:
+            names = {
+                str(self._place_names[i]): str((self._places[i]["properties"] or {}).get("name"))
+                for i in np.flatnonzero(searched)
+            }
+            close = difflib.get_close_matches(normalise(query), list(names), n=3, cutoff=0.6)
+            parts.append(
+                f"the nearest names are {', '.join(names[c] for c in close)}"
+                if close
+                else "no name is close to it"
+            )
+        return "; ".join(parts)
+
     async def discover(
         self,
         *,
@@ -344,6 +388,16 @@ class OfflineProvider:
                     continue
             scores[index] = score
         hits = np.flatnonzero(scores > 0)
+        if not len(hits) and (category or query):
+            # Nothing matched: an empty answer, with what the area does have.
+            return Found(
+                data=_collection([]),
+                sources=(self._source("helsinki_places"),),
+                provider=_NAME,
+                endpoint="offline:helsinki_places",
+                request=request,
+                notes=(self._nothing_matched(query, category, keep),),
+            )
         order: list[int]
         if near is not None:
             distances = _haversine_m(lon[hits], lat[hits], near)

@@ -494,3 +494,18 @@ def test_a_tool_no_provider_can_answer_is_not_offered(tmp_path: Path) -> None:
         assert "get_traffic_incidents" not in agent.tools_for(None)
     finally:
         agent.close()
+
+
+def test_the_note_on_the_chats_entries_is_current_at_every_step(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    script = Script(
+        picks=[{"tools": ["locate_place", "recall_state"], "scopes": {}}],
+        steps=[[("locate_place", {"query": "Helsinki", "limit": 1})], [("recall_state", {})], "ok"],
+    )
+    agent = make_agent(script)
+    run(agent.run("where is Helsinki?", chat_id="note"))
+    steps = [info.instructions or "" for stage, _, info in script.seen if stage == "loop"]
+    assert "The chat has no entries yet." in steps[0]
+    # The fetch of step one is in the note the model reads at step two.
+    assert "places-1" in steps[1] and "no entries yet" not in steps[1]

@@ -194,6 +194,11 @@ class _RunStream:
         self._stated: set[float] = set()
         self.cited = self.matched = self.unminted = 0
 
+    @property
+    def workspace(self) -> Workspace:
+        """The chat's state after the run's latest append."""
+        return self._workspace
+
     def send(self, part: Part | None) -> None:
         self.queue.put_nowait(part)
 
@@ -419,7 +424,9 @@ class MapAgent:
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
             self.model,
-            instructions=INSTRUCTIONS + "\n\n" + state_note(context.workspace),
+            # The note on what the chat holds is written for each model request, so it is
+            # current at every step of the turn (a fetch in step one is listed in step two).
+            instructions=[INSTRUCTIONS, lambda: state_note(run.workspace)],
             tools=build_tools(self.tools_for(classification), turn, scopes),
             name="geomint",
         )

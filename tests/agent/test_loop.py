@@ -17,10 +17,11 @@ from geomint.agent._toolset import STOP_MESSAGE
 from geomint.agent.demo import seed_demo_chat
 from geomint.errors import ModelFacingError, UsageError
 from geomint.models.demo import DemoModel
+from geomint.providers import bundled
 from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, RunEnded, ToolFailed
 from geomint.store import Chats, SQLiteStore
 from geomint.testing import Script, tool_returns
-from geomint.tools import ToolEntry, ToolError
+from geomint.tools import ToolEntry, ToolError, ToolSettings
 from geomint.ui import TextDeltaPart
 
 _CHART = """\
@@ -509,3 +510,21 @@ def test_the_note_on_the_chats_entries_is_current_at_every_step(
     assert "The chat has no entries yet." in steps[0]
     # The fetch of step one is in the note the model reads at step two.
     assert "places-1" in steps[1] and "no entries yet" not in steps[1]
+
+
+def test_the_model_is_told_which_bundled_files_it_can_load(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    # The stops file used to be found only by a model that guessed its path; one said
+    # "the data has no bus stops".
+    script = Script(picks=[{"tools": [], "scopes": {}}], steps=["ok"])
+    agent = make_agent(script, settings=ToolSettings(byod_dirs=(bundled.DATA_DIR,)))
+    run(agent.run("what data is there?", chat_id="files"))
+    (note,) = [info.instructions or "" for stage, _, info in script.seen if stage == "loop"]
+    assert (
+        "Files you can load with add_byod_layer(path=...): " in note
+        and "helsinki_stops.csv (OpenStreetMap: Helsinki centre bus and tram stops)" in note
+    )
+    # An agent whose folders do not include them is told of none.
+    quiet = make_agent(Script(picks=[{"tools": [], "scopes": {}}], steps=["ok"]))
+    assert quiet.loadable_files == ()

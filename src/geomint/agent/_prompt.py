@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Final
 
 from geomint.state import Workspace
@@ -33,11 +34,14 @@ _LISTED: Final = 30
 _LABEL_CHARS: Final = 80
 
 
-def state_note(workspace: Workspace) -> str:
-    """What the chat holds now, in a few lines (ids and labels only)."""
+def state_note(workspace: Workspace, files: Sequence[tuple[str, str]] = ()) -> str:
+    """What the chat holds now, in a few lines (ids and labels only), and the files
+    ``add_byod_layer(path=...)`` can load, each ``(name, what it holds)``."""
+    loadable = "; ".join(f"{name} ({what})" for name, what in files)
+    tail = [f"Files you can load with add_byod_layer(path=...): {loadable}."] if files else []
     entries = list(workspace.entries.values())
     if not entries:
-        return "The chat has no entries yet."
+        return "\n".join(["The chat has no entries yet.", *tail])
     lines = ["Entries in this chat:"]
     for entry in entries[-_LISTED:]:
         count = entry.latest.digest.get("feature_count")
@@ -52,4 +56,4 @@ def state_note(workspace: Workspace) -> str:
     if workspace.values:
         last = workspace.values[-1].id
         lines.append(f"Figures minted so far: v1..{last} (recall_state lists them).")
-    return "\n".join(lines)
+    return "\n".join([*lines, *tail])

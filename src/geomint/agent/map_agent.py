@@ -16,6 +16,7 @@ import logging
 import secrets
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -325,6 +326,19 @@ class MapAgent:
 
     # -- what it is ----------------------------------------------------------------------
 
+    @cached_property
+    def loadable_files(self) -> tuple[tuple[str, str], ...]:
+        """The bundled data files the model may load (when their folder is allowed), each
+        with what it holds, so the model is told they exist rather than finding out."""
+        allowed = {Path(d).resolve() for d in self.settings.byod_dirs}
+        if bundled.DATA_DIR.resolve() not in allowed:
+            return ()
+        return tuple(
+            (path.name, str(bundled.source(name)["title"]))
+            for name, path in bundled.files().items()
+            if path.suffix in (".geojson", ".csv")
+        )
+
     @property
     def code_execution_mode(self) -> str:
         """The sandbox's mode: ``isolated``, ``restricted``, ``in-process`` (or
@@ -426,7 +440,7 @@ class MapAgent:
             self.model,
             # The note on what the chat holds is written for each model request, so it is
             # current at every step of the turn (a fetch in step one is listed in step two).
-            instructions=[INSTRUCTIONS, lambda: state_note(run.workspace)],
+            instructions=[INSTRUCTIONS, lambda: state_note(run.workspace, self.loadable_files)],
             tools=build_tools(self.tools_for(classification), turn, scopes),
             name="geomint",
         )

@@ -157,6 +157,21 @@ async def test_a_category_that_is_not_there_is_a_miss_naming_the_categories(
     assert missed.reason == out["miss"]
 
 
+async def test_a_search_with_neither_query_nor_category_is_everything_in_the_area(
+    ctx: ToolContext,
+) -> None:
+    # It used to be refused with a hint to match a schema the call already matched.
+    out = await run(ctx, "discover_places", {"limit": 20})
+    assert out["digest"]["feature_count"] == 20
+    assert out["notes"][:2] == [
+        "1326 matched; the 20 best kept",
+        "every place in the area; by category: restaurant (214), clothes (98), cafe (85), "
+        "artwork (64), fast_food (54), pub (51), bicycle_parking (50), hairdresser (40), "
+        "parking (39), shop (37), hotel (26), jewelry (23), post_box (22), bar (22), "
+        "beauty (22), atm (18), toilets (18), bank (17), optician (17), bicycle_rental (15)",
+    ]
+
+
 async def test_a_name_that_is_not_there_is_a_miss_naming_the_nearest(ctx: ToolContext) -> None:
     out = await run(ctx, "discover_places", {"query": "Kaisaniemi park"})
     assert out["miss"] == (

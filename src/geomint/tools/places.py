@@ -149,12 +149,6 @@ class DiscoverInput(BaseModel):
         default=True, description="Also search the points of the user's own (byod) layers."
     )
 
-    @model_validator(mode="after")
-    def _something(self) -> DiscoverInput:
-        if not (self.query or self.category):
-            raise ValueError("give a query or a category")
-        return self
-
 
 async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
     providers = ctx.providers

@@ -424,6 +424,14 @@ class OfflineProvider:
         notes: tuple[str, ...] = ()
         if len(order) > limit:
             notes = (f"{len(order)} matched; the {limit} {'nearest' if near else 'best'} kept",)
+        if not (query or category):
+            # Everything in the area: say what it holds, so a narrower search can follow.
+            counts: Counter[str] = Counter()
+            for index in hits:
+                props = self._places[index]["properties"] or {}
+                counts.update(props.get("categories") or [props.get("category") or "other"])
+            listed = ", ".join(f"{name} ({n})" for name, n in counts.most_common(20))
+            notes = (*notes, f"every place in the area; by category: {listed}")
         return Found(
             data=_collection(features),
             sources=(self._source("helsinki_places"),),

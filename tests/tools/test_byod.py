@@ -206,3 +206,24 @@ async def test_update_byod_display_refuses_a_places_id(ctx: ToolContext) -> None
         await call(ctx, "update_byod_display", {"entry_ids": ["places-1"], "action": "hide"})
     assert caught.value.message == "no byod entries places-1"
     assert caught.value.hint == "the byod entries are byod-1"
+
+
+@pytest.mark.anyio
+async def test_a_limit_the_model_cannot_change_is_not_advised_as_if_it_could(
+    make_ctx: MakeCtx, tmp_path: Path
+) -> None:
+    # Intake tells a caller to "pass a larger timeout_s"; the model has no such argument.
+    import geopandas as gpd
+
+    towns = gpd.GeoDataFrame(
+        {"n": range(50_000)}, geometry=gpd.points_from_xy([4.9] * 50_000, [52.4] * 50_000)
+    )
+    towns.set_crs(4326).to_file(tmp_path / "towns.gpkg")
+    ctx = make_ctx(settings=ToolSettings(byod_dirs=(tmp_path,), fetch_timeout_s=0.05))
+    with pytest.raises(ToolError) as caught:
+        await add(ctx, path=str(tmp_path / "towns.gpkg"))
+    message = caught.value.message
+    assert message.startswith("the layer could not be loaded: reading the file took longer")
+    assert "pass a larger" not in message and "timeout_s" not in message
+    assert "the time limit is the application's setting, not the call's" in message
+    assert "load a smaller layer, or filter it first" in message

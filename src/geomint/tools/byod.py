@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 import unicodedata
 from pathlib import Path
@@ -177,8 +178,9 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
             allowed_networks=settings.allowed_networks,
         )
     except IntakeError as exc:
+        problems = "; ".join(_for_the_model(p) for p in exc.problems[:5])
         raise ToolError(
-            f"the layer could not be loaded: {'; '.join(exc.problems[:5])}",
+            f"the layer could not be loaded: {problems}",
             hint="fix the source and call add_byod_layer again; nothing was stored",
         ) from None
     await ctx.require(
@@ -204,6 +206,32 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     if layer.report.warnings:
         out["warnings"] = list(layer.report.warnings[:10])
     return out
+
+
+#: Intake's advice to a caller who can raise its limits ("pass a larger max_bytes"): the
+#: model cannot, so it is told what it can do instead.
+_SETTINGS_ADVICE: Final = re.compile(
+    r"[;,]?\s*(?:try again, or |or )?pass a larger (max_bytes|timeout_s)\b[^;]*"
+)
+_LIMITS: Final = {"max_bytes": "the size limit", "timeout_s": "the time limit"}
+
+
+def _for_the_model(problem: str) -> str:
+    """An intake refusal with advice the model can follow.
+
+    Example:
+        >>> print(_for_the_model("the file is 30 MB; pass a larger max_bytes if expected"))
+        ... # doctest: +NORMALIZE_WHITESPACE
+        the file is 30 MB; the size limit is the application's setting, not the call's: load
+        a smaller layer, or filter it first
+    """
+    return _SETTINGS_ADVICE.sub(
+        lambda m: (
+            f"; {_LIMITS[m[1]]} is the application's setting, not the call's: load "
+            "a smaller layer, or filter it first"
+        ),
+        problem,
+    )
 
 
 def printable_name(name: str) -> str:

@@ -1,0 +1,1 @@
+"""Evals: questions over the bundled data, with ground truths, run through the real agent."""

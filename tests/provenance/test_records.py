@@ -128,7 +128,7 @@ REFUSALS: list[tuple[str, Callable[[], object], str]] = [
      "Input should be a valid datetime"),
     ("unknown evidence type",
      lambda: Provenance(**{**SOURCE, "evidence": "estimated"}),
-     "Input should be 'observed', 'modelled', 'derived' or 'user-supplied'"),
+     "Input should be 'observed', 'modelled', 'derived', 'user-supplied' or 'model-typed'"),
     ("a mixed licence written as one text",
      lambda: Provenance(**{**SOURCE, "licence": "mixed (WorldPop, ODbL, Not stated)"}),
      "is not one source's licence; a thing derived from several sources carries each"),
@@ -241,8 +241,9 @@ def test_is_number_excludes_bools_and_text() -> None:
     assert [_value(value=v).is_number for v in (3, 2.5, True, "3")] == [True, True, False, False]
 
 
-def test_evidence_types_are_the_four_of_the_design() -> None:
-    assert EVIDENCE_TYPES == ("observed", "modelled", "derived", "user-supplied")
+def test_evidence_types_are_the_designs_and_the_models_own() -> None:
+    # The four of the design, and what the model typed itself (a coordinate from memory).
+    assert EVIDENCE_TYPES == ("observed", "modelled", "derived", "user-supplied", "model-typed")
 
 
 def test_hash_code_is_the_sha256_of_the_text() -> None:

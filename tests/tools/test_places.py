@@ -487,6 +487,30 @@ async def test_a_route_avoiding_through_waypoints(ctx: ToolContext) -> None:
     assert out["summaries"][0]["duration_s"] > 0
 
 
+async def test_a_point_the_model_typed_is_a_source_of_what_rests_on_it(ctx: ToolContext) -> None:
+    out = await run(
+        ctx,
+        "set_route",
+        {
+            "origin": {"lon": 24.94141, "lat": 60.17188},
+            "destination": {"query": "Senaatintori"},
+            "mode": "walk",
+        },
+    )
+    typed = "origin typed by the model: 24.9414, 60.1719"
+    assert out["notes"][-1].startswith(f"{typed}: every figure computed from this entry")
+    sources = ctx.refresh().entries["routes-1"].latest.sources
+    assert [(s.title, s.publisher, s.evidence) for s in sources[1:]] == [
+        (typed, "the model", "model-typed")
+    ]
+    # A figure computed from the route carries it to its card.
+    length = "routes['features'][0]['properties']['summary']['length_m']"
+    code = f"mint.value({length}, 'length', unit='m')\nreturn 1"
+    await call(ctx, "analyse_data", {"routes_entry_ids": ["routes-1"], "name": "len", "code": code})
+    (value,) = ctx.refresh().values
+    assert typed in [s.title for s in value.sources]
+
+
 async def test_a_route_off_the_map_is_an_unsupported_miss(ctx: ToolContext) -> None:
     result = await call(
         ctx,

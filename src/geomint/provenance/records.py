@@ -49,12 +49,14 @@ __all__ = [
     "hash_code",
 ]
 
-Evidence = Literal["observed", "modelled", "derived", "user-supplied"]
+Evidence = Literal["observed", "modelled", "derived", "user-supplied", "model-typed"]
 """How a source knows what it says.
 
 ``observed``: measured or counted (a census, a sensor, a survey). ``modelled``: estimated
 by a model (gridded population, a forecast). ``derived``: computed by the publisher from
 other data (an index, a classification). ``user-supplied``: the person brought it.
+``model-typed``: the language model wrote it itself (a coordinate from memory), so what
+rests on it is only as good as the model's recall.
 """
 
 EVIDENCE_TYPES: Final[tuple[str, ...]] = get_args(Evidence)

@@ -7,9 +7,10 @@ reads and acts on (``{"miss": ..., "code": ...}``), never an exception in the lo
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+from geomint.provenance import Provenance
 from geomint.providers.base import Found, ProviderMiss
 from geomint.state import FetchMade, FetchMissed
 from geomint.state.events import EntryKind
@@ -38,8 +39,13 @@ async def fetch_into_entry(
     request: Mapping[str, Any],
     call: Callable[[], Awaitable[Found]],
     extra: Mapping[str, Any] | None = None,
+    typed: Sequence[Provenance] = (),
 ) -> ToolResult:
-    """Run a provider call; store what it found as a ``kind`` entry, or record the miss."""
+    """Run a provider call; store what it found as a ``kind`` entry, or record the miss.
+
+    ``typed`` are inputs the model typed itself (a coordinate from memory): they join the
+    entry's sources, so every figure computed from it says what it rests on.
+    """
     await ctx.require("network", {"tool": tool, "request": plain_json(request)})
     try:
         found = await call()
@@ -65,7 +71,8 @@ async def fetch_into_entry(
     await ctx.require(
         "fetched_entry", {"label": label, "features": found.count, "provider": found.provider}
     )
-    written = await ctx.write_entry(kind=kind, data=data, label=label, sources=found.sources)
+    sources = (*found.sources, *typed)
+    written = await ctx.write_entry(kind=kind, data=data, label=label, sources=sources)
     # The tool's request (what the model asked, areas by name) with the provider's
     # endpoint: what a person reading the log needs to know what was searched.
     ctx.append(
@@ -85,8 +92,13 @@ async def fetch_into_entry(
         "digest": written.digest,
         "licences": sorted({s.licence for s in found.sources}),
     }
-    if found.notes or repaired:
-        out["notes"] = [*found.notes, *repaired]
+    rests_on = [
+        f"{p.title}: every figure computed from this entry says so; pass a place_id or a "
+        "query instead to rest it on a source"
+        for p in typed
+    ]
+    if found.notes or repaired or rests_on:
+        out["notes"] = [*found.notes, *repaired, *rests_on]
     out.update(extra or {})
     return ToolResult(model=out)
 

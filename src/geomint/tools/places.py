@@ -8,6 +8,7 @@ except to resolve what the model points at (a place id, a route for a corridor).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Final, Literal
 
@@ -15,6 +16,7 @@ import shapely
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geomint import geo
+from geomint.provenance import LICENCE_NOT_STATED, Provenance
 from geomint.providers._text import normalise
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
 from geomint.providers.offline import category_of
@@ -59,6 +61,23 @@ class Point(BaseModel):
         if sum(bool(g) for g in given) != 1:
             raise ValueError("give exactly one of lon+lat, place_id or query")
         return self
+
+
+def typed_by_model(role: str, points: Sequence[Point], ctx: ToolContext) -> tuple[Provenance, ...]:
+    """The points the model typed as coordinates, each as the source it is: a figure
+    computed from them rests on the model's recall, and its card says so."""
+    return tuple(
+        Provenance(
+            source_id="model-typed",
+            title=f"{role} typed by the model: {p.lon:.4f}, {p.lat:.4f}",
+            publisher="the model",
+            licence=LICENCE_NOT_STATED,
+            retrieved_at=ctx.now(),
+            evidence="model-typed",
+        )
+        for p in points
+        if p.lon is not None and p.lat is not None
+    )
 
 
 async def _resolve_point(ctx: ToolContext, point: Point) -> LonLat:
@@ -218,6 +237,7 @@ async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
         label=label,
         request=request,
         call=provider_and_own_layers,
+        typed=typed_by_model("search centre", [arguments.near] if arguments.near else [], ctx),
     )
     if notes:
         result.model.setdefault("notes", []).extend(notes)
@@ -400,6 +420,11 @@ async def _route(arguments: RouteInput, ctx: ToolContext) -> ToolResult:
         kind="routes",
         label=label,
         request=request,
+        typed=(
+            *typed_by_model("origin", [arguments.origin], ctx),
+            *typed_by_model("waypoint", arguments.waypoints, ctx),
+            *typed_by_model("destination", [arguments.destination], ctx),
+        ),
         call=lambda: router.route(
             points,
             mode=arguments.mode,
@@ -476,6 +501,7 @@ async def _ranges(arguments: RangeInput, ctx: ToolContext) -> ToolResult:
         kind="ranges",
         label=f"reachable by {arguments.mode} in {budget}",
         request=request,
+        typed=typed_by_model("origin", [arguments.origin], ctx),
         call=lambda: ranges.reachable(
             origin,
             time_s=arguments.time_s,

@@ -528,3 +528,18 @@ def test_the_model_is_told_which_bundled_files_it_can_load(
     # An agent whose folders do not include them is told of none.
     quiet = make_agent(Script(picks=[{"tools": [], "scopes": {}}], steps=["ok"]))
     assert quiet.loadable_files == ()
+
+
+def test_the_model_reads_what_the_providers_cover_in_the_tools(tmp_path: Path) -> None:
+    agent = create_map_agent("demo", store=f"sqlite:///{tmp_path / 'c.db'}")
+    try:
+        tools = agent.tools_for(None)
+        west, south, east, north = bundled.bounds()
+        box = f"(bbox {west:.3f}, {south:.3f}, {east:.3f}, {north:.3f})"
+        for name in ("locate_place", "discover_places", "get_boundaries", "set_route"):
+            coverage = tools[name].description.rsplit("\n", 1)[-1]
+            assert coverage.startswith("Coverage: offline: bundled data only: places, parks")
+            assert box in coverage and "cities of 100,000 people or more" in coverage
+        assert "Coverage" not in tools["analyse_data"].description  # not a provider's tool
+    finally:
+        agent.close()

@@ -15,7 +15,7 @@ import contextlib
 import logging
 import secrets
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -361,8 +361,24 @@ class MapAgent:
         names = classification.active if classification else tuple(self.registry)
         for name in names:
             scope = classification.scopes.get(name) if classification else None
-            active[name] = self.registry[name].for_scope(scope)
+            active[name] = self._with_coverage(self.registry[name].for_scope(scope))
         return active
+
+    def _with_coverage(self, entry: ToolEntry[Any]) -> ToolEntry[Any]:
+        """A provider tool's entry with what its providers cover, so the model knows the
+        limits before it asks rather than learning them from misses."""
+        if not entry.needs or self.providers is None:
+            return entry
+        said = []
+        for capability in sorted(entry.needs):
+            field = "traffic" if capability == "traffic_analytics" else capability
+            provider = getattr(self.providers, field, None)
+            coverage = getattr(provider, "coverage", None)
+            if isinstance(coverage, str) and coverage:
+                said.append(f"{getattr(provider, 'name', 'the provider')}: {coverage}")
+        if not said:
+            return entry
+        return replace(entry, description=f"{entry.description}\nCoverage: {'; '.join(said)}.")
 
     # -- running ---------------------------------------------------------------------------
 

@@ -117,6 +117,16 @@ class OfflineProvider:
 
     name = _NAME
 
+    @property
+    def coverage(self) -> str:
+        """What it can answer, in a sentence the model reads in the tools' descriptions."""
+        west, south, east, north = bundled.bounds()
+        return (
+            f"bundled data only: places, parks, squares and streets of central Helsinki "
+            f"(bbox {west:.3f}, {south:.3f}, {east:.3f}, {north:.3f}), routes and reachable "
+            "areas inside it; countries worldwide; cities of 100,000 people or more"
+        )
+
     # -- data, loaded on first use ---------------------------------------------------------
 
     @cached_property

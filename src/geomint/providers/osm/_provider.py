@@ -94,6 +94,8 @@ class OsmProvider:
     """
 
     name = NAME
+    #: What it can answer, as the model reads it in the tools' descriptions.
+    coverage = "worldwide, from OpenStreetMap (public or self-hosted services)"
 
     def __init__(
         self,

@@ -179,6 +179,8 @@ class TomTomProvider:
     """
 
     name = _NAME
+    #: What it can answer, as the model reads it in the tools' descriptions.
+    coverage = "worldwide, from TomTom's services"
 
     def __init__(
         self,

@@ -56,9 +56,48 @@ async def test_an_unknown_style_key_is_refused(ctx: ToolContext) -> None:
             "update_geometries_display",
             {"entry_ids": ["geometries-1"], "style": {"colour": "red", "color": "red"}},
         )
-    assert caught.value.message == "unknown style keys ['colour']"
-    assert caught.value.hint == "style keys are color, fill, label, opacity, radius, width"
+    assert caught.value.message == "the style cannot be drawn: 'colour' is not drawn"
+    assert caught.value.hint == (
+        "the map draws color (a CSS colour: '#d33', '#dd3333' or a name such as 'teal'), "
+        "opacity (0 to 1), width (lines, 0.5 to 20 px) and radius (points, 1 to 30 px), one "
+        "value for the whole entry; per-feature colours, fills and labels are not drawn"
+    )
     assert ctx.refresh().entries["geometries-1"].style is None
+
+
+@pytest.mark.parametrize(
+    ("style", "problem"),
+    [
+        ({"fill": "#0a0"}, "'fill' is not drawn"),
+        ({"label": "name"}, "'label' is not drawn"),
+        ({"color": "category"}, "color 'category' is not a CSS colour"),
+        ({"color": {"by": "category"}}, "color {'by': 'category'} is not a CSS colour"),
+        ({"opacity": 3}, "opacity 3 is not a number from 0 to 1"),
+        ({"width": "thick"}, "width 'thick' is not a number from 0.5 to 20"),
+    ],
+)
+async def test_a_style_the_map_cannot_draw_is_refused_not_reported_changed(
+    ctx: ToolContext, style: dict[str, Any], problem: str
+) -> None:
+    # Such styles were reported as "changed" and drew nothing; the model then described
+    # colours nobody saw.
+    await seed(ctx, "geometries", parks())
+    with pytest.raises(ToolError) as caught:
+        await call(
+            ctx, "update_geometries_display", {"entry_ids": ["geometries-1"], "style": style}
+        )
+    assert caught.value.message == f"the style cannot be drawn: {problem}"
+    assert ctx.refresh().entries["geometries-1"].style is None
+
+
+async def test_a_style_the_map_draws_is_applied(ctx: ToolContext) -> None:
+    await seed(ctx, "geometries", parks())
+    style = {"color": "Teal", "opacity": 0.4, "width": 2}
+    out = await call(
+        ctx, "update_geometries_display", {"entry_ids": ["geometries-1"], "style": style}
+    )
+    assert out == {"changed": ["geometries-1"], "visible": True}
+    assert ctx.refresh().entries["geometries-1"].style == style
 
 
 def test_a_display_change_needs_a_target() -> None:

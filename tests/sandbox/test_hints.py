@@ -96,6 +96,19 @@ CASES: list[tuple[str, str, str]] = [
         "return functions.locate_place(name='Alexanderplatz')",
         "`places_entry_ids`",
     ),
+    ("tool-call-in-code", "state = recall_state()\nreturn state", "code cannot call tools"),
+    (
+        "reduce-empty",
+        "import functools\nreturn functools.reduce(lambda a, b: a + b, [])",
+        "`functools.reduce(f, items, start)`",
+    ),
+    ("unpack-none", "lon, lat = None\nreturn lon", "`if found is None:`"),
+    ("tuple-assignment", "point = (1, 2)\npoint[0] = 3\nreturn point", "make a list"),
+    (
+        "unbound-local",
+        "def count():\n    total += 1\n    return total\ntotal = 0\nreturn count()",
+        "`total = 0` at the top",
+    ),
     (
         "inputs-as-names",
         "fc = inputs['places_by_entry']['places-1']\nreturn len(fc['features'])",

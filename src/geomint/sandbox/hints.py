@@ -427,7 +427,8 @@ _TOOL_NAMES: Final = frozenset(
      "multi_tool_use", "call_tool", "run_code", "geocode"}
 )  # fmt: skip
 _TOOL_PREFIX: Final = re.compile(
-    r"(?:discover|locate|set|analy[sz]e|process|fetch|search|geocode)_"
+    r"(?:discover|locate|set|analy[sz]e|process|fetch|search|geocode|recall|get|find|present"
+    r"|record|update|add|fly|fit|monitor|create|cluster)_"
 )
 _NAME_ALIASES: Final = {
     "numpy": "np", "pandas": "pd", "geopandas": "gpd", "turf": "geo", "geomint": "geo",
@@ -695,6 +696,20 @@ PATTERNS: Final[tuple[Pattern, ...]] = (
        "matched nothing): check first, `if not values: return {'count': 0}`, or use "
        "`max(values, default=None)`.", msg=r"arg is an empty sequence|requires at least one "
        r"data point|No objects to concatenate|zero-size array"),
+    _p("reduce-empty", "`reduce` got nothing to combine (a filter that matched nothing): give it "
+       "a start value, `functools.reduce(f, items, start)`, or check `if not items:` first; "
+       "to merge shapes use `shapely.union_all(geoms)`, which takes an empty list.",
+       msg=r"reduce\(\) of empty (?:iterable|sequence) with no initial value"),
+    _p("unpack-none", "A value was None where a pair or a list was expected (a lookup that "
+       "found nothing, or a function with no `return`): check it first, `if found is None:`.",
+       msg=r"cannot unpack non-iterable NoneType object"),
+    _p("tuple-assignment", "Tuples cannot be changed in place: make a list, change it and "
+       "convert back (`coords = list(coords); coords[0] = x`), or build a new tuple.",
+       msg=r"'tuple' object does not support item assignment"),
+    _p("unbound-local", "`{name}` is assigned later in the body, so Python treats it as a new "
+       "local from the start: give it a value before its first use (`{name} = 0` at the top), "
+       "or name the new value differently.", types="UnboundLocalError",
+       msg=r"local variable '(?P<name>\w+)'"),
     _p("index-out-of-range", "A list or frame is shorter than expected, often empty: check "
        "`if features:` before `features[0]`, and `if not df.empty:` before `df.iloc[0]`.",
        types="IndexError", msg=r"out of range|out-of-bounds|out of bounds"),

@@ -414,3 +414,22 @@ async def test_cluster_incidents_refuses_other_kinds(ctx: ToolContext) -> None:
     with pytest.raises(ToolError) as unknown:
         await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-7"]})
     assert unknown.value.hint == "the incidents entries are incidents-1"
+
+
+async def test_every_run_has_now_previous_and_log(ctx: ToolContext) -> None:
+    # Monitored re-runs had no `log`, and tracker code that read `previous` failed.
+    await seed(ctx, "places", cafes())
+    code = "return {'n': len(places['features']), 'seen': len(log), 'had': previous is not None}"
+    await call(
+        ctx,
+        "analyse_data",
+        {"places_entry_ids": ["places-1"], "name": "m", "code": code, "monitor": True},
+    )
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    await seed(ctx, "places", cafes(), entry_id="places-1")
+    runs = ctx.refresh().runs_of("m")
+    assert [r.result for r in runs] == [
+        {"n": 3, "seen": 0, "had": False},
+        {"n": 4, "seen": 1, "had": True},
+        {"n": 3, "seen": 2, "had": True},
+    ]

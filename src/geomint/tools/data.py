@@ -105,7 +105,7 @@ async def _analyse(arguments: AnalyseArgs, ctx: ToolContext) -> ToolResult:
             "would stop the monitor",
             hint="choose another name, or pass monitor=true to replace the monitor's code",
         )
-    extra = {"previous": None, "now": ctx.now().isoformat()}
+    extra: dict[str, Any] = {"previous": None, "now": ctx.now().isoformat(), "log": []}
     run = await run_code(
         ctx,
         CodeCall(
@@ -131,8 +131,9 @@ def _build_analyse(scope: BaseModel | None) -> ToolEntry[Any]:
         "Run Python over copies of entries to answer a question with a result or a chart. "
         "The result is recorded against every input entry and returned. "
         "`output_format='chart'` returns a Chart.js config {type, data, options?}. "
-        "`monitor=true` re-runs it whenever an input gets a new version (with `previous` "
-        "and `now`).\n" + doc
+        "`monitor=true` re-runs it whenever an input gets a new version. Every run has "
+        "`now` (ISO time), `previous` (the last result, None at first) and `log` (earlier "
+        "results).\n" + doc
     )
     if scope is not None:
         description += "\n" + code_names_doc()

@@ -2,9 +2,9 @@
 
 A monitored analysis (``analyse_data(monitor=True)``) and a tracker (``create_tracker``)
 are recipes recorded by name. When one of their source entries gets a new version,
-:func:`rerun_watchers` runs the recipe again over the latest versions: a monitor with
-``previous`` (its last result) and ``now``; a tracker with ``now`` and ``log`` (its
-verdicts so far). Every re-run is recorded, so the history is part of the chat's log.
+:func:`rerun_watchers` runs the recipe again over the latest versions, with ``now``,
+``previous`` and ``log``: a monitor's last result and its earlier results, a tracker's last
+verdict and its verdicts so far. Every re-run is recorded, so the history is part of the chat's log.
 """
 
 from __future__ import annotations
@@ -82,11 +82,14 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
     ids = entry_ids_by_kind(list(dict.fromkeys(i.entry_id for i in recipe.inputs)))
     present = {k: [i for i in v if i in ctx.workspace.entries] for k, v in ids.items()}
     now = ctx.now().isoformat()
+    # Every run has the same three names: a tracker's log is its verdicts, a monitor's its
+    # earlier results; previous is the latest of them.
     if recipe.tracker:
-        extra: dict[str, Any] = {"now": now, "log": _verdicts(ctx, recipe.name or "")}
+        log = _verdicts(ctx, recipe.name or "")
+        extra: dict[str, Any] = {"now": now, "log": log, "previous": log[-1] if log else None}
         check = check_verdict
     else:
-        extra = {"now": now, "previous": stored_result(ctx, recipe)}
+        extra = {"now": now, "previous": stored_result(ctx, recipe), "log": _results(ctx, recipe)}
         check = None
     await run_code(
         ctx,
@@ -104,6 +107,14 @@ async def _rerun(ctx: ToolContext, recipe: AnalysisRecorded, trigger: EntryVersi
             check=check,
         ),
     )
+
+
+def _results(ctx: ToolContext, recipe: AnalysisRecorded) -> list[dict[str, Any]]:
+    """A monitor's earlier results, oldest first (the last few)."""
+    runs = [r for r in ctx.workspace.runs_of(recipe.name or "") if r.error is None]
+    return [
+        {"analysis_id": r.analysis_id, "result": stored_result(ctx, r)} for r in runs[-_LOG_KEPT:]
+    ]
 
 
 def _verdicts(ctx: ToolContext, name: str) -> list[dict[str, Any]]:
@@ -171,7 +182,8 @@ class TrackerArgs(BaseModel):
     code: str = Field(
         min_length=1,
         max_length=20_000,
-        description="Body returning {active, members, summary}; `now` and `log` are given.",
+        description="Body returning {active, members, summary}; `now`, `log` (earlier "
+        "verdicts) and `previous` (the last verdict) are given.",
     )
 
 
@@ -210,7 +222,7 @@ async def _create_tracker(arguments: TrackerArgs, ctx: ToolContext) -> ToolResul
             code=arguments.code,
             ids_by_kind=watched,
             name=arguments.name,
-            extra_inputs={"now": ctx.now().isoformat(), "log": []},
+            extra_inputs={"now": ctx.now().isoformat(), "log": [], "previous": None},
             tracker=True,
             rule=arguments.rule,
             check=check_verdict,

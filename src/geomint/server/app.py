@@ -18,6 +18,7 @@ from fastapi import FastAPI
 
 from geomint import __version__
 from geomint.agent import MapAgent
+from geomint.errors import UsageError
 from geomint.server.approvals import Approvals
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
@@ -61,6 +62,9 @@ def create_app(
         # their own limit on their router.
         max_body_size=MAX_BODY_BYTES,
     )
+    if token is not None and not token:
+        # Two empty strings compare equal: an empty token would let every call through.
+        raise UsageError("the access token is empty; pass None for no token")
     max_upload = agent.settings.max_upload_bytes
     app.state.served = Served(
         agent=agent,

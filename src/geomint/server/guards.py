@@ -40,20 +40,31 @@ class RequireToken:
     """Refuse an ``/api/`` call without the access token (compared in constant time)."""
 
     def __init__(self, app: ASGIApp, *, token: str) -> None:
+        if not token:
+            raise ValueError("an access token must not be empty: pass None for no token")
         self.app = app
         self.token = token.encode()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http":
+        if scope["type"] in ("http", "websocket"):
             request = HTTPConnection(scope)
-            if request.url.path.startswith("/api/"):
-                given = request.headers.get("authorization", "").removeprefix("Bearer ")
+            if _route_path(scope).startswith("/api/"):
+                header = request.headers.get("authorization", "")
+                given = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
                 given = given or request.cookies.get(TOKEN_COOKIE, "")
                 if not hmac.compare_digest(given.encode(), self.token):
                     refusal = JSONResponse({"error": "a valid access token is required"}, 401)
                     await refusal(scope, receive, send)
                     return
         await self.app(scope, receive, send)
+
+
+def _route_path(scope: Scope) -> str:
+    """The path the router matches: without the prefix the app is served under (an ASGI
+    ``root_path``, or a parent app's mount), which ``scope["path"]`` still carries."""
+    path: str = scope["path"]
+    root: str = scope.get("root_path", "")
+    return path[len(root) :] if root and path.startswith(root) else path
 
 
 class AllowedHosts:

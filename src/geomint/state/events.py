@@ -74,7 +74,7 @@ _SHA256 = r"^[0-9a-f]{64}$"
 
 def is_chat_id(text: str) -> bool:
     """Return True when ``text`` is a valid chat id: 1-64 URL-safe characters."""
-    return bool(_CHAT_ID.match(text))
+    return bool(_CHAT_ID.fullmatch(text))  # "$" would also match before a final newline
 
 
 class _Body(BaseModel):

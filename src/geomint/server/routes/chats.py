@@ -11,23 +11,38 @@ built in :mod:`geomint.server.thread`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
+from collections.abc import Callable
 from typing import Any
 
 from fastapi import APIRouter, HTTPException, Request
+from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 
 from geomint.server.routes._deps import Agent, ChatId, take_turn
 from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
-from geomint.store import NoSuchChatError
+from geomint.store import NoSuchChatError, RefusedEventError
 
 __all__ = ["router"]
 
 router = APIRouter()
 
 
-@router.get("/api/chats")
-async def list_chats(agent: Agent) -> list[dict[str, Any]]:
-    """The chats with a message, for the sidebar."""
+async def _json(read: Callable[..., Any], *args: Any) -> Response:
+    """``read(*args)`` as a JSON response, read and encoded off the event loop: a chat with
+    large results or many events takes a while, and every other stream would wait."""
+
+    def encoded() -> bytes:
+        found = read(*args)
+        if found is None:
+            raise LookupError
+        return json.dumps(jsonable_encoder(found), ensure_ascii=False).encode()
+
+    return Response(await asyncio.to_thread(encoded), media_type="application/json")
+
+
+def _sidebar(agent: Any) -> list[dict[str, Any]]:
     return [
         {
             "id": c.chat_id,
@@ -38,6 +53,12 @@ async def list_chats(agent: Agent) -> list[dict[str, Any]]:
         for c in agent.chats.list_chats()
         if c.message_count
     ]
+
+
+@router.get("/api/chats")
+async def list_chats(agent: Agent) -> Response:
+    """The chats with a message, for the sidebar."""
+    return await _json(_sidebar, agent)
 
 
 @router.get("/api/chats/{chat_id}")
@@ -51,10 +72,10 @@ async def read_chat(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
 
 
 @router.get("/api/chats/{chat_id}/parts")
-async def read_parts(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
+async def read_parts(chat_id: ChatId, agent: Agent) -> Response:
     """Everything the chat showed, in order: the parts its runs streamed, read back."""
     try:
-        return await asyncio.to_thread(parts_view, agent.chats, chat_id)
+        return await _json(parts_view, agent.chats, chat_id)
     except NoSuchChatError:
         raise HTTPException(404, f"no chat {chat_id!r}") from None
 
@@ -63,27 +84,26 @@ async def read_parts(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
 async def open_chat(chat_id: ChatId, request: Request, agent: Agent) -> dict[str, Any]:
     """Open a chat, creating it when new (with the demo data for the demo model)."""
     try:
-        agent.chats.open(chat_id)
+        await asyncio.to_thread(agent.chats.open, chat_id)
     except NoSuchChatError:
         take_turn(request, "new chats")  # making a chat writes data: limited like a turn
         agent.open_chat(chat_id)
     if agent.model_info.get("demo"):
         from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
 
-        await seed_demo_chat(agent, chat_id)
+        # A second tab opening the same new chat at once may have seeded it first.
+        with contextlib.suppress(RefusedEventError):
+            await seed_demo_chat(agent, chat_id)
     return await asyncio.to_thread(chat_view, agent.chats, chat_id)
 
 
 @router.get("/api/chats/{chat_id}/analyses/{analysis_id}")
-async def analysis(chat_id: ChatId, analysis_id: str, agent: Agent) -> dict[str, Any]:
+async def analysis(chat_id: ChatId, analysis_id: str, agent: Agent) -> Response:
     """One analysis: its code, hash, input entry versions and result."""
     try:
-        found = analysis_view(agent.chats, chat_id, analysis_id)
-    except NoSuchChatError:
-        found = None
-    if found is None:
-        raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}")
-    return found
+        return await _json(analysis_view, agent.chats, chat_id, analysis_id)
+    except (NoSuchChatError, LookupError):
+        raise HTTPException(404, f"no analysis {analysis_id!r} in chat {chat_id!r}") from None
 
 
 @router.get("/api/chats/{chat_id}/entries/{entry_id}")

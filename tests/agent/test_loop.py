@@ -22,7 +22,7 @@ from geomint.state import AnalysisRecorded, FigurePresented, MessageAdded, RunEn
 from geomint.store import Chats, SQLiteStore
 from geomint.testing import Script, tool_returns
 from geomint.tools import ToolEntry, ToolError, ToolSettings
-from geomint.ui import TextDeltaPart
+from geomint.ui import QuestionPart, TextDeltaPart
 
 _CHART = """\
 from collections import Counter
@@ -543,3 +543,20 @@ def test_the_model_reads_what_the_providers_cover_in_the_tools(tmp_path: Path) -
         assert "Coverage" not in tools["analyse_data"].description  # not a provider's tool
     finally:
         agent.close()
+
+
+def test_a_run_stopped_while_the_classifier_chooses_is_kept_as_stopped(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    agent = make_agent(Script(picks=[{"tools": [], "scopes": {}}], steps=["never said"]))
+
+    async def stop_at_the_start() -> None:
+        stream = agent.run_stream("say something", chat_id="early")
+        async for part in stream:
+            if isinstance(part, QuestionPart):
+                break  # the question is kept; the classifier has not chosen yet
+        await stream.aclose()  # type: ignore[attr-defined]
+
+    run(stop_at_the_start())
+    bodies = [e.body for e in agent.chats.trace("early")]
+    assert isinstance(bodies[-1], RunEnded) and bodies[-1].stopped

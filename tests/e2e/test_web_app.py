@@ -434,3 +434,13 @@ def test_the_banners_say_demo_model_and_sandbox_isolation(page: Page, server: st
         expect(page.locator("#banner-sandbox")).to_be_hidden()
     else:
         expect(page.locator("#banner-sandbox")).to_be_visible()
+
+
+def test_a_monitor_that_runs_again_is_shown(page: Page) -> None:
+    # The page had no drawing for a monitor's re-run: it showed "could not be shown".
+    open_chat(page)
+    ask(page, "Keep counting my stops whenever the stops layer changes")
+    answer = ask(page, "Reload my stops file")
+    ran = answer.locator("[data-monitor]")
+    expect(ran.first).to_contain_text("ran again after byod-1 v2")
+    assert "could not be shown" not in " ".join(answer.all_inner_texts())

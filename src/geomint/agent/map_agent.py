@@ -426,20 +426,26 @@ class MapAgent:
         yield RunStartedPart(chat_id=chat_id, run_id=run_id)
         question: dict[str, JsonValue] = {"kind": "text", "text": prompt}
         run.append([MessageAdded(message_id=f"{run_id}-q", role="user", parts=(question,))])
-        while not run.queue.empty():
-            part = run.queue.get_nowait()
-            if part is not None:
-                yield part
         classification: Classification | None = None
-        if self.classifier:
-            classification = await classify(self.model, self.registry, history, prompt)
-            chosen = classification.as_dict()
-            yield ClassifiedPart.model_validate(chosen)
-            if self.on_classify is not None:
-                try:
-                    self.on_classify(chosen)
-                except Exception:
-                    _log.exception("on_classify raised")
+        try:
+            while not run.queue.empty():
+                part = run.queue.get_nowait()
+                if part is not None:
+                    yield part
+            if self.classifier:
+                classification = await classify(self.model, self.registry, history, prompt)
+                chosen = classification.as_dict()
+                yield ClassifiedPart.model_validate(chosen)
+                if self.on_classify is not None:
+                    try:
+                        self.on_classify(chosen)
+                    except Exception:
+                        _log.exception("on_classify raised")
+        except (asyncio.CancelledError, GeneratorExit):
+            # Stopped before the tool loop began (while the classifier chose): the log
+            # still says the run ended, stopped, as it does for a run stopped later.
+            run.end(steps=0, stopped=True, error=None)
+            raise
         context = self.context(
             chat_id, run_id, on_append=run.on_append, on_progress=run.on_progress
         )

@@ -237,6 +237,26 @@ export class AssistantView {
     found.answer.textContent = state === "given" ? "Approved" : state === "refused" ? `Refused${data.reason ? `: ${data.reason}` : ""}` : "Not answered";
   }
 
+  /** Two minted values that disagree, with the ratio code computed and the reason given. */
+  observation(data) {
+    const c = data.conflict || {};
+    const side = (v) => `${v.id} (${formatNumber(v.value)}${v.unit ? ` ${v.unit}` : ""}, ${v.label})`;
+    const ratio = Number.isFinite(c.ratio) ? ` · ratio ${formatNumber(c.ratio)}` : "";
+    this.node.append(el("div", { class: "observation", role: "note" },
+      el("strong", { text: "Conflict: " }),
+      c.a && c.b ? `${side(c.a)} vs ${side(c.b)}${ratio}` : "two figures disagree",
+      c.reason ? el("div", { class: "progress", text: c.reason }) : null));
+  }
+
+  /** A monitor or tracker ran again after an entry it reads changed (or could not). */
+  monitorRan(data) {
+    const what = `${data.tracker ? "tracker" : "monitor"} ${data.name || ""}`.trim();
+    const on = data.trigger ? ` after ${data.trigger.entry_id} v${data.trigger.version}` : "";
+    const how = data.ok ? "ran again" : `could not run again: ${data.error || "it failed"}`;
+    this.node.append(el("div", { class: data.ok ? "progress" : "error-note", dataset: { monitor: data.name || "" },
+      text: `${what} ${how}${on}` }));
+  }
+
   miss(data) {
     this.node.append(el("div", { class: "progress", text: `no result: ${data.reason || data.code || "nothing found"}` }));
   }

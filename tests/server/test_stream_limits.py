@@ -23,10 +23,16 @@ from tests.tools.helpers import seed
 from geomint.agent import MapAgent
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
-from geomint.server.stream import INLINE_ENTRY_BYTES, MAX_PART_BYTES, encode_sse, ui_chunks
+from geomint.server.stream import (
+    INLINE_ENTRY_BYTES,
+    MAX_PART_BYTES,
+    capped,
+    encode_sse,
+    ui_chunks,
+)
 from geomint.store import Chats, MemoryStore
 from geomint.tools import ToolContext
-from geomint.ui import AnalysisPart, ChartPart, EntryPart, Part, chat_parts, entry_url
+from geomint.ui import AnalysisPart, ChartPart, EntryPart, Part, ToolCallPart, chat_parts, entry_url
 
 ORIGIN: dict[str, Any] = {"seq": 3, "run_id": "r-1", "at": datetime(2026, 1, 2, tzinfo=UTC)}
 
@@ -90,11 +96,27 @@ def test_a_part_over_the_limit_is_withheld_with_its_size() -> None:
     chart = ChartPart(**ORIGIN, analysis_id="a1", config=config)
     [sent] = [p for p in _sent({}, chart) if p["type"] == "data-chart"]
     assert sent["data"] == {
+        "type": "chart",
+        "seq": 3,
+        "run_id": "r-1",
+        "at": "2026-01-02T00:00:00Z",
         "withheld": True,
         "bytes": sent["data"]["bytes"],
         "limit": MAX_PART_BYTES,
     }
     assert sent["data"]["bytes"] > MAX_PART_BYTES
+    assert sent["data"] == capped(chart.model_dump(mode="json"))  # as a chat reads back
+
+
+def test_a_tool_call_over_the_limit_is_withheld_in_the_sdk_chunk_too() -> None:
+    # The red team sent a 3 MB argument: the typed part was withheld, the AI SDK's
+    # tool-input-available chunk went out whole.
+    call = ToolCallPart(**ORIGIN, call_id="c1", tool="analyse_data", args={"code": "x" * 3_000_000})
+    sent = _sent({}, call)
+    (sdk,) = [p for p in sent if p["type"] == "tool-input-available"]
+    assert sdk["input"]["withheld"] is True and sdk["toolCallId"] == "c1"
+    (typed,) = [p for p in sent if p["type"] == "data-tool-call"]
+    assert typed["data"]["withheld"] is True and typed["data"]["call_id"] == "c1"
 
 
 def test_a_large_analysis_result_is_shown_by_reference(in_process: Sandbox) -> None:

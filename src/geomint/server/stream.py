@@ -21,7 +21,7 @@ import asyncio
 import json
 import secrets
 from collections.abc import AsyncIterator, Callable
-from typing import Final
+from typing import Any, Final
 
 from pydantic import PrivateAttr
 from pydantic_ai.ui.vercel_ai.response_types import (
@@ -49,7 +49,14 @@ from geomint.ui import (
     is_durable,
 )
 
-__all__ = ["HEADERS", "INLINE_ENTRY_BYTES", "MAX_PART_BYTES", "encode_sse", "ui_chunks"]
+__all__ = [
+    "HEADERS",
+    "INLINE_ENTRY_BYTES",
+    "MAX_PART_BYTES",
+    "capped",
+    "encode_sse",
+    "ui_chunks",
+]
 
 #: Response headers the AI SDK's client expects for this protocol.
 HEADERS: Final = {
@@ -140,14 +147,45 @@ async def encode_sse(
         line = _line(chunk)
         if isinstance(chunk, _EntryChunk) and read_entry is not None:
             part = chunk._part
-            if part.bytes <= INLINE_ENTRY_BYTES:
+            if part.bytes <= INLINE_ENTRY_BYTES and len(line) + part.bytes <= MAX_PART_BYTES:
                 stored = await asyncio.to_thread(read_entry, part.entry_id, part.version)
                 line = _with_geojson(line, stored)
-        elif isinstance(chunk, DataChunk) and len(line) > MAX_PART_BYTES:
-            withheld = {"withheld": True, "bytes": len(line), "limit": MAX_PART_BYTES}
-            line = _line(DataChunk(type=chunk.type, data=withheld))
+        if len(line) > MAX_PART_BYTES:
+            line = _line(_withheld_chunk(chunk, len(line)))
         yield line
     yield b"data: [DONE]\n\n"
+
+
+def capped(part: dict[str, Any]) -> dict[str, Any]:
+    """``part`` as it is sent: whole, or, when its JSON is over :data:`MAX_PART_BYTES`, its
+    type and where it came from, and that it was withheld, with its size. The stream and
+    a chat read back cap a part alike, so both show the same."""
+    size = len(json.dumps(part, ensure_ascii=False, separators=(",", ":")).encode())
+    if size <= MAX_PART_BYTES:
+        return part
+    kept: dict[str, Any] = {
+        key: part[key] for key in ("type", "seq", "run_id", "at", "call_id", "tool") if key in part
+    }
+    return {**kept, "withheld": True, "bytes": size, "limit": MAX_PART_BYTES}
+
+
+def _withheld_chunk(chunk: BaseChunk, size: int) -> BaseChunk:
+    """``chunk`` with its bulk replaced by a note that it was withheld, and why."""
+    note = {"withheld": True, "bytes": size, "limit": MAX_PART_BYTES}
+    if isinstance(chunk, DataChunk):
+        data = chunk.data if isinstance(chunk.data, dict) else {}
+        if isinstance(chunk, _EntryChunk):
+            data = chunk._part.model_dump(mode="json")  # without the GeoJSON spliced in
+        return DataChunk(type=chunk.type, data=capped(data), transient=chunk.transient)
+    if isinstance(chunk, ToolInputAvailableChunk):
+        return chunk.model_copy(update={"input": note})
+    if isinstance(chunk, ToolOutputAvailableChunk):
+        return chunk.model_copy(update={"output": note})
+    if isinstance(chunk, ToolOutputErrorChunk):
+        return chunk.model_copy(update={"error_text": chunk.error_text[:10_000]})
+    if isinstance(chunk, ErrorChunk):
+        return chunk.model_copy(update={"error_text": chunk.error_text[:10_000]})
+    return chunk
 
 
 def _with_geojson(line: bytes, geojson: bytes | None) -> bytes:
@@ -158,7 +196,10 @@ def _with_geojson(line: bytes, geojson: bytes | None) -> bytes:
     if not (line.startswith(head) and line.endswith(tail)):
         return line
     # The stored GeoJSON is JSON geomint wrote itself (``allow_nan=False``), so it is
-    # spliced as it is: no parse and no second serialisation of a large layer.
+    # spliced as it is: no parse and no second serialisation of a large layer. A line
+    # break would end the event early: such bytes (written by anything else) are not sent.
+    if b"\n" in geojson or b"\r" in geojson:
+        return line
     return line[: -len(tail)] + b',"geojson":' + geojson + tail
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from geomint.server.stream import capped
 from geomint.state import AnalysisRecorded
 from geomint.store import Chats
 from geomint.ui import chat_parts, entry_url
@@ -20,8 +21,8 @@ __all__ = ["analysis_view", "chat_view", "entry_geojson", "parts_view"]
 
 def parts_view(chats: Chats, chat_id: str) -> dict[str, Any]:
     """The chat's durable parts in order, each with its run id (raises NoSuchChatError)."""
-    parts = chat_parts(chats, chat_id)
-    return {"chat_id": chat_id, "parts": [p.model_dump(mode="json") for p in parts]}
+    parts = [capped(p.model_dump(mode="json")) for p in chat_parts(chats, chat_id)]
+    return {"chat_id": chat_id, "parts": parts}
 
 
 def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:

@@ -57,9 +57,13 @@ export function answerProse(segments, draw) {
   return out;
 }
 
-/** Paragraphs and "- " lists from plain text, as text nodes. */
+/** Paragraphs and "- " lists from plain text, as text nodes. Bidirectional embedding,
+ * override and isolate controls are written out (⟨U+202E⟩): text from a model or a file
+ * must not be able to show its characters in another order than they are. */
 export function prose(text) {
   const out = document.createDocumentFragment();
+  text = String(text).replace(/[\u202A-\u202E\u2066-\u2069]/g, (c) =>
+    `⟨U+${c.codePointAt(0).toString(16).toUpperCase()}⟩`);
   for (const block of text.split(/\n{2,}/)) {
     const lines = block.split("\n").filter((l) => l.trim());
     if (!lines.length) continue;

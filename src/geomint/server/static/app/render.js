@@ -50,7 +50,18 @@ export class AssistantView {
       this.node.append(this.textNode);
     }
     this.text += delta;
-    this.textNode.replaceChildren(prose(this.text));
+    this.textNode.replaceChildren(prose(this.#streaming(this.text)));
+  }
+
+  /** Text as it streams: a figure cited by id reads as its value once the id is whole and
+   * the figure known; a reference still arriving is held back, never shown half. */
+  #streaming(text) {
+    return text
+      .replace(/\{v\d*$/, "")
+      .replace(/\{(v\d{1,9})\}/g, (whole, id) => {
+        const figure = this.figureOf(id);
+        return figure ? `${formatNumber(figure.value)}${figure.unit ? ` ${figure.unit}` : ""}` : whole;
+      });
   }
 
   endText() {

@@ -433,3 +433,28 @@ async def test_every_run_has_now_previous_and_log(ctx: ToolContext) -> None:
         {"n": 4, "seen": 1, "had": True},
         {"n": 3, "seen": 2, "had": True},
     ]
+
+
+async def test_an_analysis_made_without_monitor_can_be_switched_on(ctx: ToolContext) -> None:
+    # monitor_analysis used to refuse it ("no monitor or tracker named ..."), leaving the
+    # model to guess the way to do it.
+    await seed(ctx, "places", cafes())
+    code = "return len(places['features'])"
+    await call(ctx, "analyse_data", {"places_entry_ids": ["places-1"], "name": "n", "code": code})
+    switched = await call(ctx, "monitor_analysis", {"name": "n", "on": True})
+    assert isinstance(switched, ToolResult) and not switched.failed
+    assert switched.model["monitor"].startswith("on: 'n' ran again as a monitor")
+    await seed(ctx, "places", _more_cafes(), entry_id="places-1")
+    runs = ctx.refresh().runs_of("n")
+    assert [(r.monitored, r.result) for r in runs] == [(False, 3), (True, 3), (True, 4)]
+
+
+async def test_a_monitor_whose_runs_all_failed_is_not_reported_as_monitoring(
+    ctx: ToolContext,
+) -> None:
+    await seed(ctx, "places", cafes())
+    arguments = {"places_entry_ids": ["places-1"], "name": "bad", "code": "1/0", "monitor": True}
+    await call(ctx, "analyse_data", arguments)
+    state = await call(ctx, "recall_state", {})
+    (row,) = [a for a in state.model["analyses"] if a["name"] == "bad"]
+    assert (row["ok"], row["monitoring"]) == (False, False)

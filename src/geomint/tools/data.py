@@ -15,8 +15,15 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from geomint.intake import IntakeError
 from geomint.intake import load as intake_load
-from geomint.state import ENTRY_KINDS, MonitorSwitched, ViewChanged
-from geomint.tools._analysis import CodeCall, figure_digests, run_code, sources_of
+from geomint.state import ENTRY_KINDS, AnalysisRecorded, MonitorSwitched, ViewChanged
+from geomint.tools._analysis import (
+    CodeCall,
+    entry_ids_by_kind,
+    figure_digests,
+    run_code,
+    sources_of,
+    stored_result,
+)
 from geomint.tools._kinds import DataScope, code_names_doc, kinds_doc
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -433,8 +440,15 @@ class MonitorInput(BaseModel):
     on: bool
 
 
-async def _monitor(arguments: MonitorInput, ctx: ToolContext) -> dict[str, Any]:
+async def _monitor(arguments: MonitorInput, ctx: ToolContext) -> dict[str, Any] | ToolResult:
     recipe = ctx.workspace.recipe(arguments.name)
+    if (
+        arguments.on
+        and recipe is not None
+        and not (recipe.monitored or recipe.tracker)
+        and recipe.tool in (None, "analyse_data")
+    ):
+        return await _monitor_from_now(ctx, recipe)
     if recipe is None or not (recipe.monitored or recipe.tracker):
         watched = sorted(
             {
@@ -453,13 +467,45 @@ async def _monitor(arguments: MonitorInput, ctx: ToolContext) -> dict[str, Any]:
     return {"name": arguments.name, "monitoring": arguments.on}
 
 
+async def _monitor_from_now(ctx: ToolContext, recipe: AnalysisRecorded) -> ToolResult:
+    """Switch on an analysis that was not monitored: run its code again, as a monitor, over
+    the latest versions of what it read; from then on it re-runs when they change."""
+    present = [i.entry_id for i in recipe.inputs if i.entry_id in ctx.workspace.entries]
+    extra: dict[str, Any] = {
+        "now": ctx.now().isoformat(),
+        "previous": stored_result(ctx, recipe),
+        "log": [],
+    }
+    run = await run_code(
+        ctx,
+        CodeCall(
+            tool="analyse_data",
+            code=recipe.code,
+            ids_by_kind=entry_ids_by_kind(list(dict.fromkeys(present))),
+            name=recipe.name,
+            output_format=recipe.output_format,
+            extra_inputs=extra,
+            monitored=True,
+        ),
+    )
+    out = run.for_model(ctx.settings.digest_chars)
+    if run.ok:
+        out["monitor"] = (
+            f"on: {recipe.name!r} ran again as a monitor and re-runs when an input gets a "
+            "new version"
+        )
+    return ToolResult(model=out, failed=not run.ok)
+
+
 MONITOR_ANALYSIS: Final = ToolEntry(
     description=(
         "Switch a monitored analysis or a tracker on or off by its name. Off: it stops "
-        "re-running when its inputs change; on again: it resumes."
+        "re-running when its inputs change; on again: it resumes. On for an analysis made "
+        "without monitor=true runs it again as a monitor."
     ),
     input_schema=MonitorInput,
     execute=_monitor,
+    effects=frozenset({"runs_code"}),  # switching on an unmonitored analysis runs it
     classification_prompt="Stop or resume a monitored analysis or a tracker.",
     tags=("data", "monitor"),
     example_prompts=("Stop watching the delay count",),

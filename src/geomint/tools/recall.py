@@ -105,8 +105,11 @@ class StateInput(BaseModel):
 def state_summary(workspace: Workspace) -> dict[str, Any]:
     """What the chat holds, as handles: entries, analyses, figures, view, misses."""
     latest: dict[str, Any] = {}
+    succeeded: set[str] = set()
     for analysis in workspace.analyses.values():
         latest[analysis.name or analysis.analysis_id] = analysis
+        if analysis.error is None:
+            succeeded.add(analysis.name or analysis.analysis_id)
     return {
         "entries": [_row(e) | {"kind": e.kind} for e in workspace.entries.values()],
         "analyses": [
@@ -115,7 +118,10 @@ def state_summary(workspace: Workspace) -> dict[str, Any]:
                 "analysis_id": a.analysis_id,
                 "tool": a.tool,
                 "ok": a.error is None,
-                "monitoring": (a.monitored or a.tracker) and name not in workspace.switched_off,
+                # A monitor whose runs all failed watches nothing (it never re-runs).
+                "monitoring": (a.monitored or a.tracker)
+                and name in succeeded
+                and name not in workspace.switched_off,
                 "tracker": a.tracker,
             }
             for name, a in latest.items()

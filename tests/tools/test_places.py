@@ -446,6 +446,13 @@ async def test_a_name_with_no_boundary_is_searched_as_a_circle_and_said_so(
         "300 m around 'Kiasma' (no boundary found)"
         in ctx.refresh().entries[result.model["entry_id"]].latest.label
     )
+    # The label is for people; the model is told in what it reads (it once reported one
+    # school of three, not knowing only a circle round the city's point was searched).
+    assert (
+        "'Kiasma' has no boundary here, so only 300 m around its point was searched, not the "
+        "whole of it; to search more widely pass a larger radius_m or a bounding_box, or "
+        "leave out where to search everything the provider covers"
+    ) in result.model["notes"]
 
 
 # -- set_route -------------------------------------------------------------------------------

@@ -97,6 +97,9 @@ class Areas:
     area: dict[str, Any]
     described: tuple[str, ...]
     ignored_viewport: bool = False
+    #: What stood in for a named area, each said in a sentence the model reads: a circle
+    #: round a name's point where no boundary was found is not the area the name means.
+    narrowed: tuple[str, ...] = ()
 
     @property
     def polygons(self) -> tuple[dict[str, Any], ...]:
@@ -125,6 +128,7 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
     """
     polygons: list[dict[str, Any]] = []
     described: list[str] = []
+    narrowed: list[str] = []
     if where.bounding_box is not None:
         west, south, east, north = where.bounding_box
         if not (-180 <= west <= 180 and -180 <= east <= 180 and -90 <= south < north <= 90):
@@ -143,6 +147,13 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
             if not as_circle
             else f"{named.radius_m:g} m around {named.query!r} (no boundary found)"
         )
+        if as_circle:
+            narrowed.append(
+                f"{named.query!r} has no boundary here, so only {named.radius_m:g} m around "
+                "its point was searched, not the whole of it; to search more widely pass a "
+                "larger radius_m or a bounding_box, or leave out where to search everything "
+                "the provider covers"
+            )
     for place_id in where.place_ids:
         point = place_point(ctx, place_id)
         polygons.append(shapely.geometry.mapping(geo.buffer_m(point, PLACE_RADIUS_M)))
@@ -169,7 +180,7 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
             "viewport=true",
         )
     area = await judged_area(polygons, " and ".join(described))
-    return Areas(area, tuple(described), ignored_viewport=ignored)
+    return Areas(area, tuple(described), ignored_viewport=ignored, narrowed=tuple(narrowed))
 
 
 async def _query_area(

@@ -181,6 +181,7 @@ async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
     if arguments.where is not None:
         areas = await resolve_where(ctx, arguments.where, providers)
         within, described = areas.polygons, areas.described
+        notes.extend(areas.narrowed)
         if areas.ignored_viewport:
             notes.append("searched the named areas, not the map's view")
     label = arguments.query or arguments.category or "places"
@@ -563,6 +564,8 @@ async def _incidents(arguments: IncidentsInput, ctx: ToolContext) -> ToolResult:
         call=lambda: traffic.incidents(bbox),
         extra={"area_km2": round(km2, 1)},
     )
+    if areas.narrowed:
+        result.model.setdefault("notes", []).extend(areas.narrowed)
     if areas.ignored_viewport:
         result.model.setdefault("notes", []).append(
             "answered for the named areas, not the map's view"

@@ -480,10 +480,11 @@ def test_figures_and_layers_carry_the_models_lines(any_mode: Sandbox) -> None:
     assert "mint.layer" in lines[7 - 1]
 
 
-def test_figures_registered_before_an_error_are_not_kept(any_mode: Sandbox) -> None:
+def test_figures_registered_before_an_error_are_kept(any_mode: Sandbox) -> None:
+    # The figure was computed right; only what came after it failed.
     result = any_mode.run("mint.value(1, 'one')\nraise ValueError('no')")
     assert _failed(result).type == "ValueError"
-    assert result.figures == ()
+    assert [(f.label, f.value, f.line) for f in result.figures] == [("one", 1, 1)]
 
 
 def test_mint_layer_accepts_geometry_feature_and_geodataframe(any_mode: Sandbox) -> None:

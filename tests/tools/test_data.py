@@ -522,3 +522,16 @@ async def test_every_run_is_one_analysis_record(ctx: ToolContext) -> None:
     await analyse(ctx, "return 0")
     kinds = [type(b).__name__ for b in _events(ctx) if isinstance(b, AnalysisRecorded)]
     assert kinds == ["AnalysisRecorded", "AnalysisRecorded"]
+
+
+async def test_a_figure_minted_before_the_code_failed_is_kept_and_said(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    code = "mint.value(len(places['features']), 'places', unit='places')\nreturn places['nope']"
+    result = await analyse(ctx, code)
+    assert result.failed and result.model["ok"] is False
+    assert "KeyError" in result.model["error"]
+    assert result.model["figures"] == [
+        {"id": "v1", "label": "places", "value": 3, "unit": "places"}
+    ]
+    assert "v1 minted before the error, and kept" in result.model["notes"]
+    assert [v.id for v in ctx.refresh().values] == ["v1"]

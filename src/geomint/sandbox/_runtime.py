@@ -143,14 +143,16 @@ def execute(
             else:
                 reply["value"] = to_json_safe(value)
         reply["ok"] = not reply["returned_none"]
-        reply["figures"] = list(mint.figures)
-        reply["layers"] = list(mint.layers)
     except ResultError as exc:
         reply["error"] = _error_record(exc, source, result=True)
     except (Exception, RecursionError) as exc:
         reply["error"] = _error_record(exc, source)
     except BaseException as exc:  # SystemExit, KeyboardInterrupt raised by the body
         reply["error"] = _error_record(exc, source)
+    # What the body minted before it failed is kept too: the figures are right, only the
+    # rest of the body did not run (the host says so beside the error).
+    reply["figures"] = list(mint.figures)
+    reply["layers"] = list(mint.layers)
     reply["stdout"] = out.getvalue()
     reply["stdout_truncated"] = out.dropped > 0
     reply["warnings"] = _warning_texts(caught)

@@ -584,14 +584,15 @@ class Sandbox:
             "stdout": outcome.stdout, "stdout_truncated": outcome.stdout_truncated,
             "warnings": tuple(outcome.warnings), "duration_ms": _ms(started), "mode": mode,
         }  # fmt: skip
+        # The reply's records, their lines moved to the model's own; a layer's data is
+        # shared, not copied (a 500,000-feature layer is a quarter of a gigabyte). A body
+        # that failed keeps what it minted before it failed.
+        offset = prepared.line_offset
+        common["figures"] = tuple(_shift(f, offset) for f in outcome.figures)
+        common["layers"] = tuple(_shift(layer, offset) for layer in outcome.layers)
         if outcome.ok and outcome.error is None and not outcome.returned_none:
-            # The reply's records, their lines moved to the model's own; a layer's data is
-            # shared, not copied (a 500,000-feature layer is a quarter of a gigabyte).
-            offset = prepared.line_offset
             return SandboxResult(
                 ok=True, value=outcome.value, hint=_warning_hint(outcome.warnings, inputs),
-                figures=tuple(_shift(f, offset) for f in outcome.figures),
-                layers=tuple(_shift(layer, offset) for layer in outcome.layers),
                 **common,
             )  # fmt: skip
         if outcome.error is None:

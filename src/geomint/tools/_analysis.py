@@ -240,6 +240,9 @@ async def run_code(ctx: ToolContext, call: CodeCall) -> CodeRun:
     judged = await _judge(call, result)
     analysis_id = ctx.workspace.next_analysis_id()
     minted = await _mint(ctx, call, result, read, analysis_id)
+    if judged.error is not None and (minted.figures or minted.layers):
+        kept = [v.id for v in minted.figures] + [str(layer["id"]) for layer in minted.layers]
+        minted.notes.append(f"{', '.join(kept)} minted before the error, and kept")
     record = _record(
         ctx,
         analysis_id=analysis_id,

@@ -20,7 +20,7 @@ from benchmarks.evals.questions import QUESTIONS, Question
 from geomint.agent import MapAgent, RunResult
 from geomint.agent._prompt import INSTRUCTIONS
 from geomint.agent.demo import seed_demo_chat
-from geomint.ui import FigurePart, TextPart
+from geomint.ui import AnalysisPart, FigurePart, TextPart
 
 __all__ = ["Score", "run_question", "score"]
 
@@ -90,12 +90,13 @@ def score(question: Question, result: RunResult, prompt_chars: int, seconds: flo
 
 def _cited_values(result: RunResult, cited: list[str]) -> list[Any]:
     """The values of the figures an answer cited, from the analyses that minted them."""
-    out = []
-    for part in result.parts:
-        for card in getattr(part, "figures", ()) if part.type == "analysis" else ():
-            if card.id in cited:
-                out.append(card.value)
-    return out
+    return [
+        card.value
+        for part in result.parts
+        if isinstance(part, AnalysisPart)
+        for card in part.figures
+        if card.id in cited
+    ]
 
 
 async def run_question(agent: MapAgent, question: Question) -> Score:

@@ -26,6 +26,7 @@ from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
+from geomint.provenance.citations import format_number
 from geomint.sandbox.prepare import hides_code
 from geomint.ui import (
     ChartPart,
@@ -78,12 +79,8 @@ def format_value(value: Any) -> str:
         return "–"
     if isinstance(value, bool):
         return str(value).lower()
-    if isinstance(value, int):
-        return f"{value:,}"
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            return str(value)
-        return f"{value:,.6g}" if abs(value) < 1e15 else f"{value:.3e}"
+    if isinstance(value, int | float):
+        return format_number(value)  # as a cited figure reads in the answer's prose
     return _cut(str(value), 60)
 
 

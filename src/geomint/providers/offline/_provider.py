@@ -17,7 +17,7 @@ from __future__ import annotations
 import difflib
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from functools import cached_property
 from typing import Any, Final
@@ -303,16 +303,21 @@ class OfflineProvider:
 
     # -- place search ----------------------------------------------------------------------
 
+    def _categories(self, indices: Iterable[int]) -> Counter[str]:
+        """How many of the places at ``indices`` are of each category."""
+        counts: Counter[str] = Counter()
+        for index in indices:
+            props = self._places[index]["properties"] or {}
+            counts.update(props.get("categories") or [props.get("category") or "other"])
+        return counts
+
     def _nothing_matched(
         self, query: str | None, category: str | None, searched: np.ndarray[Any, Any]
     ) -> str:
         """What the area searched does have, for a search that matched nothing: its
         categories (most common first, then the rest, the nearest to the one asked named)
         and, for a name, the names nearest to it."""
-        counts: Counter[str] = Counter()
-        for index in np.flatnonzero(searched):
-            props = self._places[index]["properties"] or {}
-            counts.update(props.get("categories") or [props.get("category") or "other"])
+        counts = self._categories(np.flatnonzero(searched))
         if category and query:
             asked = f"{query!r} of category {category!r}"
         else:
@@ -436,10 +441,7 @@ class OfflineProvider:
             notes = (f"{len(order)} matched; the {limit} {'nearest' if near else 'best'} kept",)
         if not (query or category):
             # Everything in the area: say what it holds, so a narrower search can follow.
-            counts: Counter[str] = Counter()
-            for index in hits:
-                props = self._places[index]["properties"] or {}
-                counts.update(props.get("categories") or [props.get("category") or "other"])
+            counts = self._categories(hits)
             listed = ", ".join(f"{name} ({n})" for name, n in counts.most_common(20))
             notes = (*notes, f"every place in the area; by category: {listed}")
         return Found(

@@ -3,7 +3,7 @@
 Run: ``.venv/bin/python benchmarks/bench_judged.py``. Every answer that becomes an entry,
 and every ``where`` area, goes through intake's confined child before the host computes on
 it (``geomint.tools._judged``); this measures the median of ten calls with the reader
-already up: the bundled 1,326 places as one answer, and the bundled park outlines as one
+already up: the bundled 1,346 places as one answer, and the bundled park outlines as one
 search area (each made valid, then unioned).
 """
 

@@ -18,10 +18,17 @@ What is chosen:
     * places: nodes and closed ways/multipolygons tagged amenity, shop, tourism or
       leisure; named ones, plus unnamed ones a walker looks for (toilets, an ATM, ...).
       Street furniture without a name (benches, bins) is left out. A polygon becomes a
-      point inside it.
+      point inside it. Named landmarks a person asks for by name join them: railway
+      stations, squares, cathedrals and churches, and the points OpenStreetMap gives the
+      city's districts (``place=suburb`` and the like, as category ``district``). Each
+      keeps its other names (``name:en``, ``name:sv``, ``name:fi``, ``official_name``,
+      ``alt_name``, ...) as ``other_names``, so "Helsinki Cathedral" finds
+      "Helsingin tuomiokirkko".
     * boundaries: the extract clips every administrative district (Kluuvi, Kruununhaka,
-      Kaartinkaupunki, ... lose member ways), so none can be assembled honestly. The
-      largest complete named parks, gardens and squares stand in, named as what they are.
+      Kaartinkaupunki, ... lose member ways), so none can be assembled honestly. Every
+      complete named park, garden and square stands in, named as what it is, with the
+      outlines of the named landmark buildings (the cathedral, the railway station, the
+      museums, theatres and churches) that are complete in the extract.
     * stops: named bus stop, tram stop and platform nodes, as a plain CSV.
 Everything kept lies inside the bounding box written in the extract's header.
 
@@ -73,12 +80,46 @@ USEFUL_UNNAMED = frozenset(
 OSM_VALUE = re.compile(r"[a-z][a-z0-9_]*")
 NOT_A_CATEGORY = frozenset({"yes", "no", "unknown"})
 
+#: Landmarks and districts a person names, beyond the amenity/shop/tourism/leisure
+#: places, and the category each is kept under (named ones only).
+LANDMARK_CATEGORIES = {
+    ("railway", "station"): "station",
+    ("railway", "halt"): "station",
+    ("building", "train_station"): "station",
+    ("building", "cathedral"): "cathedral",
+    ("building", "church"): "church",
+    ("place", "square"): "square",
+    ("place", "suburb"): "district",
+    ("place", "quarter"): "district",
+    ("place", "neighbourhood"): "district",
+}
+#: The tags whose values are a place's other names, in the order they are listed.
+OTHER_NAME_KEYS = (
+    "name:en",
+    "name:fi",
+    "name:sv",
+    "int_name",
+    "official_name",
+    "alt_name",
+    "alt_name:en",
+    "alt_name:sv",
+    "short_name",
+)
+
 BOUNDARY_KINDS = {
     ("leisure", "park"): "park",
     ("leisure", "garden"): "garden",
     ("place", "square"): "square",
 }
-BOUNDARY_COUNT = 8
+#: A named building is a landmark whose outline is kept when it is one of these.
+LANDMARK_BUILDINGS = {
+    ("building", "train_station"): "station",
+    ("building", "cathedral"): "cathedral",
+    ("building", "church"): "church",
+    ("amenity", "place_of_worship"): "church",
+    ("tourism", "museum"): "museum",
+    ("amenity", "theatre"): "theatre",
+}
 
 STOP_KINDS = (
     ("railway", "tram_stop", "tram_stop"),
@@ -195,8 +236,7 @@ def _inner(pbf: Path, out: Path) -> None:
     if newest is None:
         raise SystemExit(f"{pbf} holds no objects")
     places.sort(key=lambda item: item[0])
-    parks.sort(key=lambda item: (-item[0], item[1]))
-    chosen = sorted(parks[:BOUNDARY_COUNT], key=lambda item: item[1])
+    chosen = sorted(parks, key=lambda item: item[1])
     stops.sort()
 
     place_features = [feature for _, feature in places]
@@ -212,7 +252,8 @@ def _inner(pbf: Path, out: Path) -> None:
             len(place_features),
         ),
         "helsinki_boundaries": (
-            "Helsinki centre parks, gardens and squares (complete polygons only)",
+            "Helsinki centre parks, gardens, squares and landmark buildings "
+            "(complete polygons only)",
             "helsinki_boundaries.geojson",
             len(boundary_features),
         ),
@@ -315,10 +356,14 @@ def osm_record(
 def _place(
     kind: str, osm_id: int, tags: dict[str, str], lon: float, lat: float
 ) -> tuple[tuple[int, int], dict[str, Any]] | None:
-    categories = list(_dedupe(c for key in PLACE_KEYS if key in tags for c in _values(key, tags)))
+    name = tags.get("name")
+    landmarks = [c for (k, v), c in LANDMARK_CATEGORIES.items() if name and tags.get(k) == v]
+    if tags.get("station") == "subway":  # a metro station: not "the station" a person means
+        landmarks = ["subway_station" if c == "station" else c for c in landmarks]
+    found = (c for key in PLACE_KEYS if key in tags for c in _values(key, tags))
+    categories = list(_dedupe([*found, *landmarks]))
     if not categories:
         return None
-    name = tags.get("name")
     if name is None and categories[0] not in USEFUL_UNNAMED:
         return None
     properties: dict[str, Any] = {
@@ -327,6 +372,9 @@ def _place(
         "category": categories[0],
         "categories": categories,
     }
+    others = other_names(tags)
+    if others:
+        properties["other_names"] = others
     address = _address(tags)
     if address is not None:
         properties["address"] = address
@@ -335,6 +383,15 @@ def _place(
     geometry = {"type": "Point", "coordinates": [_r(lon), _r(lat)]}
     feature = {"type": "Feature", "geometry": geometry, "properties": properties}
     return (TYPE_ORDER[kind], osm_id), feature
+
+
+def other_names(tags: dict[str, str]) -> list[str]:
+    """The names a feature goes by besides ``name``: English, Swedish, official, ..."""
+    name = tags.get("name")
+    found = (
+        part.strip() for key in OTHER_NAME_KEYS if key in tags for part in tags[key].split(";")
+    )
+    return [n for n in _dedupe(found) if n and n != name]
 
 
 def _values(key: str, tags: dict[str, str]) -> Iterator[str]:
@@ -368,6 +425,8 @@ def _boundary(
 ) -> tuple[float, tuple[int, int], dict[str, Any]] | None:
     name = tags.get("name")
     label = next((v for (k, val), v in BOUNDARY_KINDS.items() if tags.get(k) == val), None)
+    if label is None and "building" in tags:
+        label = next((v for (k, val), v in LANDMARK_BUILDINGS.items() if tags.get(k) == val), None)
     if name is None or label is None:
         return None
     # 6 decimals (about 10 cm), then RFC 7946 winding (exterior counter-clockwise):
@@ -379,7 +438,10 @@ def _boundary(
     if geometry["type"] == "MultiPolygon" and len(geometry["coordinates"]) == 1:
         geometry = {"type": "Polygon", "coordinates": geometry["coordinates"][0]}
     geometry["coordinates"] = _rounded(geometry["coordinates"])
-    properties = {"id": f"osm:{kind}/{osm_id}", "name": name, "kind": label}
+    properties: dict[str, Any] = {"id": f"osm:{kind}/{osm_id}", "name": name, "kind": label}
+    others = other_names(tags)
+    if others:
+        properties["other_names"] = others
     feature = {"type": "Feature", "geometry": geometry, "properties": properties}
     return float(shape.area), (TYPE_ORDER[kind], osm_id), feature
 

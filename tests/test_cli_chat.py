@@ -235,7 +235,7 @@ def test_once_on_the_demo_model_streams_tools_chart_and_figures() -> None:
     assert "sandbox isolated" in out or "⚠ sandbox" in out
     assert "→ analyse_data(" in out and "✓ analyse_data" in out
     assert "restaurant" in out and "213" in out
-    assert "v1" in out and "1,326 places" in out and "ODbL-1.0" in out
+    assert "v1" in out and "1,346 places" in out and "ODbL-1.0" in out
     assert "Here is the bar chart" in out
     assert "resume: geomint chat --chat " in out
     assert '"features"' not in out and "Traceback" not in out

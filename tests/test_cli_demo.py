@@ -29,11 +29,11 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     assert chart["charts"][0]["type"] == "bar"
     assert chart["charts"][0]["data"]["labels"][:3] == ["restaurant", "clothes", "cafe"]
     counted = chart["figures"][0]
-    assert (counted["id"], counted["value"], counted["unit"]) == ("v1", 1326, "places")
+    assert (counted["id"], counted["value"], counted["unit"]) == ("v1", 1346, "places")
     assert counted["sources"][0]["licence"] == "ODbL-1.0"
     assert counted["sources"][0]["evidence"] == "observed"
     assert "{v1}" in chart["text"] and chart["cited"] == 2
-    assert chart["rendered"].startswith("Here is the bar chart of the 1,326 places by category")
+    assert chart["rendered"].startswith("Here is the bar chart of the 1,346 places by category")
 
     near = prompts["How many stops are within 200 m of a café?"]
     assert [t["name"] for t in near["tools"]] == ["analyse_data", "present_figure"]

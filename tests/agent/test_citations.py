@@ -38,7 +38,7 @@ def test_a_cited_figure_reads_as_its_value_and_a_typed_number_is_marked(
     result = run(agent.run("How many places are there among the 12 largest?", chat_id=chat))
 
     assert result.text == "There are {v1} here, about 1,300, and 42 museums."
-    assert result.rendered == "There are 1,326 places here, about 1,300, and 42 museums."
+    assert result.rendered == "There are 1,346 places here, about 1,300, and 42 museums."
     assert (result.cited, result.matched, result.unminted) == (1, 1, 1)
     (block,) = [p for p in result.parts if isinstance(p, TextPart)]
     marked = [(s.text, s.state, s.ref) for s in block.segments if s.state != "plain"]
@@ -65,6 +65,6 @@ def test_an_unknown_id_is_shown_as_such_and_numbers_from_the_question_are_not_ma
 
     assert (
         result.rendered
-        == "Of the 12 largest, [v7: no such figure] is not a figure; 1,326 places are."
+        == "Of the 12 largest, [v7: no such figure] is not a figure; 1,346 places are."
     )
     assert (result.cited, result.matched, result.unminted) == (1, 0, 1)

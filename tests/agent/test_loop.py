@@ -75,7 +75,7 @@ def test_seed_example_bar_chart_of_places_by_category_end_to_end(
     assert chart["type"] == "bar"
     assert chart["data"]["labels"][0] == "restaurant"  # the most common category in the data
     (figure,) = result.figures
-    assert (figure.id, figure.value, figure.unit) == ("v1", 1326, "places")
+    assert (figure.id, figure.value, figure.unit) == ("v1", 1346, "places")
     assert figure.licences == ("ODbL-1.0",)
     assert figure.sources[0].publisher == "OpenStreetMap contributors"
     # The classifier's scope narrowed analyse_data to places for the loop's request.
@@ -186,7 +186,7 @@ def test_a_chat_resumes_after_a_restart_with_the_same_chat_id(
         steps=[
             [("recall_state", {})],
             [("present_figure", {"value_ids": ["v1"]})],
-            "Still 1,326 places.",
+            "Still 1,346 places.",
         ],
     )
     second = make_agent(script, chats=Chats(SQLiteStore(path)))  # a new process, same file
@@ -197,7 +197,7 @@ def test_a_chat_resumes_after_a_restart_with_the_same_chat_id(
     state = result.tool_calls[0]["result"]
     assert [e["entry_id"] for e in state["entries"]] == ["places-1", "geometries-1"]
     assert state["values"][0]["id"] == "v1"
-    assert result.figures[0].value == 1326
+    assert result.figures[0].value == 1346
     # The model saw the earlier question and answer, not the earlier tool results.
     (_, messages, _) = next(s for s in script.seen if s[0] == "loop")
     text = str(messages)

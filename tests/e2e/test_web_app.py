@@ -220,7 +220,7 @@ def test_a_cited_figure_reads_as_its_value_and_opens_its_card(page: Page) -> Non
     answer = ask(page, CHART)
 
     chip = answer.locator(".text .cite[data-ref='v1']")
-    expect(chip).to_have_text("1,326 places")
+    expect(chip).to_have_text("1,346 places")
     assert "{v1}" not in answer_text(answer)
     assert answer.locator(".text .number.unminted").count() == 0
     chip.click()
@@ -231,7 +231,7 @@ def test_a_cited_figure_reads_as_its_value_and_opens_its_card(page: Page) -> Non
 
     page.reload()
     assert wait_ready(page) == chat_id
-    expect(page.locator(f"{ASSISTANT} .text .cite[data-ref='v1']")).to_have_text("1,326 places")
+    expect(page.locator(f"{ASSISTANT} .text .cite[data-ref='v1']")).to_have_text("1,346 places")
 
 
 def test_a_dropped_geojson_file_becomes_a_layer_on_the_map(page: Page, shot: Shot) -> None:

@@ -49,7 +49,7 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
             },
         ),
         StubReply.call("present_figure", {"value_ids": ["v1"]}),
-        StubReply.say("There are ", "1,326 places."),
+        StubReply.say("There are ", "1,346 places."),
     )
     model = resolve_model(wire.spec, base_url=stub.url + wire.root, api_key="k", max_retries=0)
     agent = MapAgent(
@@ -65,9 +65,9 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
         result = await agent.run("Bar chart of these places by category", chat_id=chat)
 
     assert result.errors == [], result.errors
-    assert result.text == "There are 1,326 places."
+    assert result.text == "There are 1,346 places."
     assert [c["name"] for c in result.tool_calls] == ["analyse_data", "present_figure"]
-    assert result.figures[0].value == 1326
+    assert result.figures[0].value == 1346
     classifier, *loop = stub.received
     assert len(loop) == 3  # three model steps after the classifier's one call
     # The loop's first request carried only the two chosen tools, analyse_data scoped.

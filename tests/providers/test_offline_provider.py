@@ -38,7 +38,7 @@ SCENARIO = Scenario(
     claims=frozenset({"geocoder", "places", "boundaries", "router", "ranges"}),
     place="Rautatientori",
     place_at=RAUTATIENTORI,
-    place_within_m=50,
+    place_within_m=100,  # the square itself, whose middle is 58 m from its bus station
     city="Helsinki",
     area="Esplanadinpuisto",
     area_kind="park",
@@ -298,6 +298,41 @@ async def test_search_outside_helsinki_says_what_it_covers(provider: OfflineProv
     assert beyond.code == "unsupported"
 
 
+async def test_a_search_outside_says_where_the_nearest_covered_area_is(
+    provider: OfflineProvider,
+) -> None:
+    tampere = (23.7610, 61.4978)
+    miss = await _miss(provider.discover(category="cafe", near=tampere, radius_m=2_000))
+    assert miss.reason == (
+        "the offline provider only has places for central Helsinki (bbox 24.935, 60.164, "
+        "24.953, 60.179), and the area searched lies outside it: the nearest covered area is "
+        "central Helsinki (bbox 24.935, 60.164, 24.953, 60.179), 160 km south-east; "
+        "configure TomTom or the OpenStreetMap stack to search elsewhere"
+    )
+    away = await _miss(provider.route([RAUTATIENTORI, tampere], mode="walk"))
+    assert "the nearest covered area is central Helsinki" in away.reason
+    assert "160 km south-east" in away.reason
+
+
+async def test_a_city_name_is_not_the_outline_of_a_landmark_named_after_it(
+    provider: OfflineProvider,
+) -> None:
+    # "Helsinki Cathedral" is one of the cathedral's names; "Helsinki" is the city, and
+    # offline it has no outline.
+    miss = await _miss(provider.boundary("Helsinki"))
+    assert miss.code == "not_found"
+    cathedral = await provider.boundary("Helsinki Cathedral")
+    [outline] = cathedral.data["features"]
+    assert outline["properties"] == {
+        "id": "osm:way/419479428",
+        "name": "Helsingin tuomiokirkko",
+        "kind": "cathedral",
+        "matched_name": "Helsinki Cathedral",
+    }
+    covered = await provider.boundary("central Helsinki")
+    assert covered.data["features"][0]["properties"]["kind"] == "covered area"
+
+
 async def test_an_unknown_category_finds_nothing_rather_than_everything(
     provider: OfflineProvider,
 ) -> None:
@@ -320,7 +355,7 @@ async def test_boundaries_of_a_country_and_a_park(provider: OfflineProvider) -> 
 
 
 async def test_a_boundary_miss_suggests_the_park(provider: OfflineProvider) -> None:
-    miss = await _miss(provider.boundary("Kaisaniemi"))
+    miss = await _miss(provider.boundary("Kaisaniemenpuisto"))
     assert miss.code == "not_found"
     assert "Kaisaniemen puisto" in miss.reason
 

@@ -144,7 +144,7 @@ def test_an_entry_version_is_served_as_stored(agent: MapAgent) -> None:
     response = run(call(app, "GET", "/api/chats/ref/entries/places-1?version=1"))
     assert response.status_code == 200
     assert response.headers["content-type"] == "application/geo+json"
-    assert len(response.json()["features"]) == 1326
+    assert len(response.json()["features"]) == 1346
     latest = run(call(app, "GET", "/api/chats/ref/entries/places-1"))
     assert latest.content == response.content
     for url in (

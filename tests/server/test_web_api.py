@@ -88,7 +88,7 @@ def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> N
         ("geometries-1", True),
     ]
     places = run(call(app, "GET", opened["entries"][0]["geojson_url"])).json()
-    assert len(places["features"]) == 1326
+    assert len(places["features"]) == 1346
     assert opened["entries"][0]["sources"][0]["licence"] == "ODbL-1.0"
     again = run(call(app, "POST", "/api/chats/fresh")).json()
     assert [e["entry_id"] for e in again["entries"]] == ["places-1", "geometries-1"]
@@ -120,7 +120,7 @@ def test_a_chat_reads_back_with_its_chart_figures_and_the_code_behind_them(
     chart = run_parts[3]["config"]
     assert chart["type"] == "bar" and chart["data"]["datasets"][0]["data"]
     (card, _) = run_parts[6]["figures"]
-    assert card["value"] == 1326 and card["unit"] == "places"
+    assert card["value"] == 1346 and card["unit"] == "places"
     assert card["sources"][0]["publisher"] == "OpenStreetMap contributors"
     analysis = run(call(app, "GET", f"/api/chats/reload/analyses/{card['minted_by']}")).json()
     assert "Counter" in analysis["code"] or "category" in analysis["code"]

@@ -28,7 +28,7 @@ from .helpers import call
 pytestmark = pytest.mark.anyio
 
 OFFLINE = OfflineProvider()
-RAUTATIENTORI = (24.943045, 60.171366)
+RAUTATIENTORI = (24.944097, 60.171325)  # the square, found by that name
 SENAATINTORI = (24.9522, 60.1692)
 #: A small box around the Esplanade, away from the station.
 ESPLANADE_VIEW = (24.944, 60.1665, 24.953, 60.1690)
@@ -123,6 +123,50 @@ async def run(ctx: ToolContext, name: str, arguments: dict[str, Any]) -> dict[st
 # -- locate_place ----------------------------------------------------------------------------
 
 
+@pytest.mark.parametrize(
+    ("query", "label"),
+    [
+        ("Helsinki Cathedral", "Helsingin tuomiokirkko (Helsinki Cathedral)"),
+        (
+            "Helsinki Central Station",
+            "Helsingin päärautatieasema (Helsinki Central Railway Station)",
+        ),
+        ("Senate Square", "Senaatintori (Helsinki Senate Square)"),
+        ("Senatstorget", "Senaatintori (Senatstorget)"),
+        ("Kaisaniemi park", "Kaisaniemen puisto (Kaisaniemi Park)"),
+        ("Esplanade park", "Esplanadinpuisto (Esplanadparken)"),
+        ("Kluuvi", "Kluuvi"),
+        ("central Helsinki", "central Helsinki (the area the bundled data covers)"),
+    ],
+)
+async def test_landmarks_and_districts_are_found_by_their_english_finnish_and_swedish_names(
+    ctx: ToolContext, query: str, label: str
+) -> None:
+    out = await run(ctx, "locate_place", {"query": query, "limit": 1})
+
+    west, south, east, north = bundled.bounds()
+    [place] = features(ctx, out["entry_id"])
+    lon, lat = place["geometry"]["coordinates"]
+    assert west <= lon <= east and south <= lat <= north
+    assert ctx.refresh().entries[out["entry_id"]].latest.label == label
+
+
+async def test_a_name_only_spelled_like_a_city_far_away_is_a_miss_with_local_candidates(
+    ctx: ToolContext,
+) -> None:
+    out = await run(ctx, "locate_place", {"query": "Kallio"})
+
+    assert out["code"] == "not_found"
+    assert out["miss"] == (
+        "no country, city (100,000 people or more) or named place in central Helsinki "
+        "matches 'Kallio'; names in central Helsinki close to it: Vallila, Kappeli, Alko; "
+        "only spelled like Cali (CO, 10,306 km away), Callao (PE, 11,835 km away), too far "
+        "from central Helsinki to be what was meant; ask by that exact name if it was; the "
+        "bundled data covers central Helsinki (bbox 24.935, 60.164, 24.953, 60.179) in "
+        "detail, countries worldwide and cities of 100,000 people or more"
+    )
+
+
 async def test_locate_writes_places_and_a_fetch_event(ctx: ToolContext, ui: UiLog) -> None:
     out = await run(ctx, "locate_place", {"query": "Helsingfors", "limit": 1})
     assert out["entry_id"] == "places-1"
@@ -132,7 +176,8 @@ async def test_locate_writes_places_and_a_fetch_event(ctx: ToolContext, ui: UiLo
     [helsinki] = features(ctx, "places-1")
     assert helsinki["properties"]["name"] == "Helsinki"
     entry = ctx.refresh().entries["places-1"]
-    assert (entry.kind, entry.latest.label) == ("places", "Helsingfors")
+    # The label is what was found, not what was asked.
+    assert (entry.kind, entry.latest.label) == ("places", "Helsinki")
     [made] = bodies(ctx, FetchMade)
     assert (made.tool, made.provider, made.entry_id) == ("locate_place", "offline", "places-1")
     assert made.sources == (_source("cities"),) == entry.latest.sources
@@ -144,12 +189,15 @@ async def test_locate_writes_places_and_a_fetch_event(ctx: ToolContext, ui: UiLo
 async def test_a_category_that_is_not_there_is_a_miss_naming_the_categories(
     ctx: ToolContext,
 ) -> None:
-    # "square" is no category of the bundled places; "garden" and "bus_station" are, and
-    # the model, told only "nothing matched", once concluded the data had no bus stations.
-    out = await run(ctx, "discover_places", {"category": "square"})
+    # "bus_stop" is no category of the bundled places; "bus_station" is, and the stops are
+    # in a bundled file: the model, told only "nothing matched", once concluded the data
+    # had no bus stops.
+    out = await run(ctx, "discover_places", {"category": "bus_stop"})
     assert out["code"] == "not_found"
     assert out["miss"].startswith(
-        "no place matched category 'square' in the area searched; its categories are "
+        "no place matched category 'bus_stop' in the area searched; bus and tram stops are "
+        "not among these places: the bundled file helsinki_stops.csv holds them (bus_stop "
+        "(85), tram_stop (40)); load it as a layer to use them; its categories are "
         "restaurant (214), clothes (98), cafe (85), "
     )
     assert ", bus_station, " in out["miss"] and ", garden, " in out["miss"]
@@ -164,7 +212,7 @@ async def test_a_search_with_neither_query_nor_category_is_everything_in_the_are
     out = await run(ctx, "discover_places", {"limit": 20})
     assert out["digest"]["feature_count"] == 20
     assert out["notes"][:2] == [
-        "1326 matched; the 20 best kept",
+        "1346 matched; the 20 best kept",
         "every place in the area; by category: restaurant (214), clothes (98), cafe (85), "
         "artwork (64), fast_food (54), pub (51), bicycle_parking (50), hairdresser (40), "
         "parking (39), shop (37), hotel (26), jewelry (23), post_box (22), bar (22), "
@@ -173,10 +221,10 @@ async def test_a_search_with_neither_query_nor_category_is_everything_in_the_are
 
 
 async def test_a_name_that_is_not_there_is_a_miss_naming_the_nearest(ctx: ToolContext) -> None:
-    out = await run(ctx, "discover_places", {"query": "Kaisaniemi park"})
+    out = await run(ctx, "discover_places", {"query": "Kaisaniemi harbour"})
     assert out["miss"] == (
-        "no place matched 'Kaisaniemi park' in the area searched; the nearest names are "
-        "Kaisaniemen puisto, Kaisaniemen ala-aste, Scandic Kaisaniemi"
+        "no place matched 'Kaisaniemi harbour' in the area searched; the nearest names are "
+        "Kaisaniemen puisto (Kaisaniemi Park), Kaisaniemi, Kaisaniemen puisto (Kajsaniemiparken)"
     )
 
 
@@ -437,19 +485,42 @@ async def test_no_known_boundary_is_a_miss(ctx: ToolContext) -> None:
     assert not ctx.refresh().entries
 
 
+async def test_a_city_with_no_boundary_is_searched_over_all_the_data_has_of_it(
+    ctx: ToolContext,
+) -> None:
+    # "Schools in Helsinki" was a 500 m circle round the city's point: one school of three.
+    where = {"queries": [{"query": "Helsinki"}]}
+    result = await call(ctx, "discover_places", {"category": "school", "where": where})
+
+    everywhere = await call(ctx, "discover_places", {"category": "school"})
+    assert result.model["digest"]["feature_count"] == everywhere.model["digest"]["feature_count"]
+    assert result.model["digest"]["feature_count"] >= 3
+    assert (
+        "'Helsinki' has no boundary here, and the place search covers only the box "
+        "[24.935, 60.164, 24.953, 60.179] of it, so that whole box was searched: what was "
+        "found is what the data has in 'Helsinki', not all of it"
+    ) in result.model["notes"]
+    label = ctx.refresh().entries[result.model["entry_id"]].latest.label
+    assert label == (
+        "school in 'Helsinki' where the place data covers it (bbox [24.935, 60.164, 24.953, "
+        "60.179])"
+    )
+
+
 async def test_a_name_with_no_boundary_is_searched_as_a_circle_and_said_so(
     ctx: ToolContext,
 ) -> None:
-    where = {"mode": "within", "queries": [{"query": "Kiasma", "radius_m": 300}]}
+    # Kluuvi is a district: the extract clips its outline, so only its point is bundled.
+    where = {"mode": "within", "queries": [{"query": "Kluuvi", "radius_m": 300}]}
     result = await call(ctx, "discover_places", {"category": "cafe", "where": where})
     assert (
-        "300 m around 'Kiasma' (no boundary found)"
+        "300 m around 'Kluuvi' (no boundary found)"
         in ctx.refresh().entries[result.model["entry_id"]].latest.label
     )
     # The label is for people; the model is told in what it reads (it once reported one
     # school of three, not knowing only a circle round the city's point was searched).
     assert (
-        "'Kiasma' has no boundary here, so only 300 m around its point was searched, not the "
+        "'Kluuvi' has no boundary here, so only 300 m around its point was searched, not the "
         "whole of it; to search more widely pass a larger radius_m or a bounding_box, or "
         "leave out where to search everything the provider covers"
     ) in result.model["notes"]

@@ -154,6 +154,11 @@ class PlaceSearch(Protocol):
 
     ``within`` holds GeoJSON (Multi)Polygon geometries; a search along a route passes the
     route's corridor as one of them.
+
+    A search whose data stops at a box may say so with a ``covered_bbox`` attribute,
+    ``(west, south, east, north)`` (the offline provider's central Helsinki): a city with no
+    outline whose point lies in or near it is then searched over the whole box, the widest
+    honest reading of the name.
     """
 
     name: str

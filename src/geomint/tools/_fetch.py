@@ -35,7 +35,7 @@ async def fetch_into_entry(
     *,
     tool: str,
     kind: EntryKind,
-    label: str,
+    label: str | Callable[[Found], str],
     request: Mapping[str, Any],
     call: Callable[[], Awaitable[Found]],
     extra: Mapping[str, Any] | None = None,
@@ -44,7 +44,8 @@ async def fetch_into_entry(
     """Run a provider call; store what it found as a ``kind`` entry, or record the miss.
 
     ``typed`` are inputs the model typed itself (a coordinate from memory): they join the
-    entry's sources, so every figure computed from it says what it rests on.
+    entry's sources, so every figure computed from it says what it rests on. ``label`` may
+    be worked out from what was found (a place is labelled by the name that matched).
     """
     await ctx.require("network", {"tool": tool, "request": plain_json(request)})
     try:
@@ -68,6 +69,8 @@ async def fetch_into_entry(
             ]
         )
         return ToolResult(model={"miss": reason, "code": "not_found", "provider": found.provider})
+    if callable(label):
+        label = label(found)
     await ctx.require(
         "fetched_entry", {"label": label, "features": found.count, "provider": found.provider}
     )

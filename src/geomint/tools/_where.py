@@ -140,20 +140,11 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
     for named in where.queries:
         # The name is chat text that leaves for the provider: asked before it is sent.
         await ctx.require("network", {"area": named.query})
-        polygon, as_circle = await _query_area(named, providers)
-        polygons.append(polygon)
-        described.append(
-            f"{named.query!r}"
-            if not as_circle
-            else f"{named.radius_m:g} m around {named.query!r} (no boundary found)"
-        )
-        if as_circle:
-            narrowed.append(
-                f"{named.query!r} has no boundary here, so only {named.radius_m:g} m around "
-                "its point was searched, not the whole of it; to search more widely pass a "
-                "larger radius_m or a bounding_box, or leave out where to search everything "
-                "the provider covers"
-            )
+        resolved = await _query_area(named, providers)
+        polygons.append(resolved.polygon)
+        described.append(resolved.described)
+        if resolved.narrowed:
+            narrowed.append(resolved.narrowed)
     for place_id in where.place_ids:
         point = place_point(ctx, place_id)
         polygons.append(shapely.geometry.mapping(geo.buffer_m(point, PLACE_RADIUS_M)))
@@ -183,11 +174,25 @@ async def resolve_where(ctx: ToolContext, where: Where, providers: Providers | N
     return Areas(area, tuple(described), ignored_viewport=ignored, narrowed=tuple(narrowed))
 
 
-async def _query_area(
-    named: WhereQuery, providers: Providers | None
-) -> tuple[dict[str, Any], bool]:
-    """The area a name stands for, and whether it is a circle around a point because no
-    boundary was found (the caller says so: the model must not take it for the area)."""
+@dataclass(frozen=True)
+class _NamedArea:
+    polygon: dict[str, Any]
+    #: How the area is named in the entry's label.
+    described: str
+    #: What stood in for the area the name means, in a sentence the model reads.
+    narrowed: str = ""
+
+
+#: A city or country with no outline whose point lies this close to a provider's covered
+#: box is searched over the whole box: all the provider has of it.
+_COVERED_NEAR_M: Final = 20_000.0
+_WIDE_KINDS: Final = frozenset({"city", "country"})
+
+
+async def _query_area(named: WhereQuery, providers: Providers | None) -> _NamedArea:
+    """The area a name stands for. Without a boundary: for a city whose data stops at a
+    box (the offline provider's central Helsinki), that whole box, the widest honest
+    reading; else a circle round its point. Either way the result says what stood in."""
     if named.query_as == "area" and providers is not None and providers.boundaries is not None:
         try:
             found = await providers.boundaries.boundary(named.query)
@@ -195,7 +200,7 @@ async def _query_area(
             found = None
         if found is not None and found.count:
             geometry: dict[str, Any] = found.data["features"][0]["geometry"]
-            return geometry, False
+            return _NamedArea(geometry, f"{named.query!r}")
     if providers is None or providers.geocoder is None:
         raise ToolError(f"no provider can find {named.query!r} here")
     try:
@@ -204,9 +209,50 @@ async def _query_area(
         raise ToolError(f"{named.query!r} was not found: {miss.reason}") from None
     if not located.count:  # a provider may answer "nothing" rather than miss
         raise ToolError(f"{named.query!r} was not found")
-    point = located.data["features"][0]["geometry"]
+    feature = located.data["features"][0]
+    point = feature["geometry"]
+    kind = (feature.get("properties") or {}).get("category")
+    if named.query_as == "area" and kind in _WIDE_KINDS:
+        covered = _covered_box(providers, point)
+        if covered is not None:
+            west, south, east, north = covered
+            box = f"[{west:.3f}, {south:.3f}, {east:.3f}, {north:.3f}]"
+            return _NamedArea(
+                shapely.geometry.mapping(shapely.box(*covered)),
+                f"{named.query!r} where the place data covers it (bbox {box})",
+                f"{named.query!r} has no boundary here, and the place search covers only the "
+                f"box {box} of it, so that whole box was searched: what was found is what "
+                f"the data has in {named.query!r}, not all of it",
+            )
     circle = dict(shapely.geometry.mapping(geo.buffer_m(point, named.radius_m)))
-    return circle, named.query_as == "area"
+    if named.query_as == "place":
+        return _NamedArea(circle, f"{named.query!r}")
+    return _NamedArea(
+        circle,
+        f"{named.radius_m:g} m around {named.query!r} (no boundary found)",
+        f"{named.query!r} has no boundary here, so only {named.radius_m:g} m around its "
+        "point was searched, not the whole of it; to search more widely pass a larger "
+        "radius_m or a bounding_box, or leave out where to search everything the provider "
+        "covers",
+    )
+
+
+def _covered_box(
+    providers: Providers, point: dict[str, Any]
+) -> tuple[float, float, float, float] | None:
+    """The box the place search's data stops at, when ``point`` lies in or near it."""
+    # An optional attribute of a place search (see PlaceSearch): the offline provider's.
+    covered: tuple[float, float, float, float] | None = getattr(
+        providers.places, "covered_bbox", None
+    )
+    if covered is None:
+        return None
+    west, south, east, north = covered
+    lon, lat = point["coordinates"][:2]
+    nearest = (min(max(lon, west), east), min(max(lat, south), north))
+    if geo.distance_m(shapely.Point(lon, lat), shapely.Point(*nearest)) > _COVERED_NEAR_M:
+        return None
+    return covered
 
 
 def place_point(ctx: ToolContext, place_id: str) -> dict[str, Any]:

@@ -116,6 +116,28 @@ class LocateInput(BaseModel):
     limit: int = Field(default=5, ge=1, le=20)
 
 
+def found_label(query: str, found: Found) -> str:
+    """An entry's label for places found by name: the name that matched, not the query
+    ("Helsingin tuomiokirkko (Helsinki Cathedral)"), and how many more there are.
+
+    Example:
+        >>> from geomint.providers.base import Found
+        >>> place = {"name": "Helsingin tuomiokirkko", "matched_name": "Helsinki Cathedral"}
+        >>> other = {"name": "Tuomiokirkon krypta"}
+        >>> data = {"type": "FeatureCollection", "features": [
+        ...     {"type": "Feature", "geometry": None, "properties": p} for p in (place, other)]}
+        >>> found = Found(data=data, sources=(), provider="offline", endpoint="")
+        >>> found_label("Helsinki Cathedral", found)
+        'Helsingin tuomiokirkko (Helsinki Cathedral) and 1 more'
+    """
+    features = found.data["features"]
+    props = features[0].get("properties") or {}
+    name = props.get("name") or query
+    matched = props.get("matched_name")
+    label = f"{name} ({matched})" if matched and matched != name else str(name)
+    return label if len(features) == 1 else f"{label} and {len(features) - 1} more"
+
+
 async def _locate(arguments: LocateInput, ctx: ToolContext) -> ToolResult:
     providers = ctx.providers
     if providers is None or providers.geocoder is None:
@@ -126,7 +148,7 @@ async def _locate(arguments: LocateInput, ctx: ToolContext) -> ToolResult:
         ctx,
         tool="locate_place",
         kind="places",
-        label=arguments.query,
+        label=lambda found: found_label(arguments.query, found),
         request=request,
         call=lambda: geocoder.locate(
             arguments.query, near=arguments.near, country=arguments.country, limit=arguments.limit

@@ -5,10 +5,14 @@ Three files of OpenStreetMap data (ODbL-1.0, © OpenStreetMap contributors), bui
 
 * ``helsinki_places.geojson``: points of interest, each with an ``id`` (``osm:node/123``),
   a ``name`` (``None`` for a few unnamed toilets, ATMs, ...), a ``category`` (the OSM tag
-  value, such as ``"cafe"`` or ``"bicycle_parking"``), ``categories`` (``category``
-  first), and ``address`` and ``opening_hours`` where OpenStreetMap has them.
-* ``helsinki_boundaries.geojson``: named park, garden and square polygons. The extract
-  clips the city's districts, so it holds no complete district to ship.
+  value, such as ``"cafe"`` or ``"bicycle_parking"``; ``"station"``, ``"square"``,
+  ``"cathedral"`` or ``"district"`` for the landmarks and districts), ``categories``
+  (``category`` first), ``other_names`` (English, Swedish, official names) and
+  ``address`` and ``opening_hours`` where OpenStreetMap has them.
+* ``helsinki_boundaries.geojson``: named park, garden and square polygons, and the
+  outlines of landmark buildings (the cathedral, the railway station, museums, theatres,
+  churches), with ``other_names``. The extract clips the city's districts, so it holds no
+  complete district to ship.
 * ``helsinki_stops.csv``: bus and tram stops as ``name,kind,lon,lat``, the kind of file a
   person brings to the demo as their own data.
 
@@ -103,11 +107,13 @@ def demo_places() -> dict[str, Any]:
 
 
 def demo_boundaries() -> dict[str, Any]:
-    """Return named park, garden and square polygons of central Helsinki.
+    """Return named park, garden, square and landmark outlines of central Helsinki.
 
     Returns:
         A GeoJSON FeatureCollection of Polygon features in WGS84 with RFC 7946 winding;
-        each has ``id``, ``name`` and ``kind`` (``"park"``, ``"garden"`` or ``"square"``).
+        each has ``id``, ``name``, ``kind`` (``"park"``, ``"garden"``, ``"square"``,
+        ``"station"``, ``"cathedral"``, ``"church"``, ``"museum"`` or ``"theatre"``) and,
+        where OpenStreetMap has them, ``other_names``.
     """
     return _read_json("helsinki_boundaries.geojson")
 

@@ -1,8 +1,11 @@
 """The offline provider: answers from data that ships with geomint, with no network.
 
 * geocoding: countries (Natural Earth), cities of 100,000 people or more (GeoNames), and
-  the named places of the demo city (central Helsinki, OpenStreetMap);
-* boundaries: country polygons and the demo city's parks, gardens and squares;
+  the named places, landmarks and districts of the demo city (central Helsinki,
+  OpenStreetMap) under their Finnish, English and Swedish names; a match by spelling
+  alone far from the chat's context is a miss with the local names nearest in spelling;
+* boundaries: country polygons, the demo city's parks, gardens, squares and landmark
+  buildings, and the covered area itself ("central Helsinki");
 * place search: the demo city's points of interest, by text or category, near a point
   or within areas;
 * routes and reachable areas: on the demo city's road graph (see :mod:`._router`).
@@ -14,7 +17,9 @@ guess.
 
 from __future__ import annotations
 
+import csv
 import difflib
+import json
 import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
@@ -27,15 +32,38 @@ import shapely
 
 from geomint.provenance import Provenance
 from geomint.providers import bundled
-from geomint.providers._text import did_you_mean, match_score, normalise, singular
+from geomint.providers._text import WORD_MATCH, did_you_mean, match_score, normalise, singular
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
 from geomint.providers.offline import _router
+from geomint.providers.offline._coverage import covered_text, nearest_covered
 
 __all__ = ["OfflineProvider"]
 
 _NAME: Final = "offline"
 _EARTH_M: Final = 6_371_008.8
 _DEFAULT_RADIUS_M: Final = 1_000.0
+#: A match by spelling alone (no whole word of the name) this far from the chat's context
+#: is not an answer: "Kamppi" is not Cotonou, whatever the letters say.
+_FAR_M: Final = 1_000_000.0
+#: What people call the area the demo data covers; each finds that area itself.
+_COVERED_NAMES: Final = (
+    "central Helsinki",
+    "Helsinki centre",
+    "Helsinki center",
+    "Helsinki city centre",
+    "Helsinki city center",
+    "centre of Helsinki",
+    "center of Helsinki",
+    "downtown Helsinki",
+    "Helsingin keskusta",
+    "Helsingfors centrum",
+)
+_COVERED_ID: Final = "offline:central-helsinki"
+#: Kinds of place a bare name most often means: "Kluuvi" is the district before the car
+#: park named after it. A small lift, enough to break a tie.
+_LANDMARKS: Final = frozenset(
+    {"district", "station", "square", "cathedral", "church", "park", "garden", "museum"}
+)
 #: Words people use for a category, and the category the bundled data names it by.
 _CATEGORY_WORDS: Final = {
     "coffee": "cafe",
@@ -98,6 +126,26 @@ def _country_names(props: Mapping[str, Any]) -> list[str]:
     return [n for n in names if n]
 
 
+def _names_of(props: Mapping[str, Any]) -> tuple[str, ...]:
+    """A place's names: ``name`` first, then its other names (English, Swedish, ...)."""
+    name = props.get("name")
+    return tuple(n for n in (name, *(props.get("other_names") or ())) if n)
+
+
+def _best(wanted: str, names: Sequence[str]) -> tuple[float, int]:
+    """The best score of ``wanted`` against normalised ``names``, and which name gave it."""
+    best, which = 0.0, 0
+    for index, name in enumerate(names):
+        score = match_score(wanted, name)
+        if score > best:
+            best, which = score, index
+    return best, which
+
+
+def _km(metres: float) -> str:
+    return f"{metres / 1000:,.0f} km"
+
+
 def category_of(text: str) -> str:
     """The bundled data's category for what a person typed ('cafés' -> 'cafe')."""
     words = normalise(text)
@@ -158,12 +206,51 @@ class OfflineProvider:
         ]
 
     @cached_property
-    def _place_names(self) -> list[str]:
-        return [normalise((f["properties"] or {}).get("name") or "") for f in self._places]
+    def _place_names(self) -> list[tuple[str, ...]]:
+        """Each place's names, normalised, ``name`` first (empty for an unnamed place)."""
+        return [tuple(normalise(n) for n in _names_of(f["properties"] or {})) for f in self._places]
 
     @cached_property
     def _city_area(self) -> shapely.Polygon:
         return shapely.box(*bundled.bounds())
+
+    @property
+    def covered_bbox(self) -> tuple[float, float, float, float]:
+        """``(west, south, east, north)`` of the demo city's data: outside it, no places,
+        outlines, routes or reachable areas (see :class:`~geomint.providers.base.PlaceSearch`)."""
+        return bundled.bounds()
+
+    @cached_property
+    def _home(self) -> LonLat:
+        """The middle of the covered area: the chat's context when none is given."""
+        west, south, east, north = bundled.bounds()
+        return ((west + east) / 2, (south + north) / 2)
+
+    @staticmethod
+    def _names_covered_area(wanted: str) -> float:
+        """How well ``wanted`` names the covered area itself: 0 unless it is nearly one of
+        its names ("Helsinki" alone is the city, not its centre)."""
+        score = max(match_score(wanted, normalise(n)) for n in _COVERED_NAMES)
+        return score if score >= 0.85 else 0.0
+
+    def _covered_feature(self, kind: str) -> dict[str, Any]:
+        """The covered area as a place (``kind="point"``) or an outline (``"area"``)."""
+        lon, lat = self._home
+        props: dict[str, Any] = {
+            "id": _COVERED_ID,
+            "name": "central Helsinki (the area the bundled data covers)",
+            "category": "area",
+            "categories": ["area"],
+            "provider": _NAME,
+        }
+        if kind == "point":
+            return _point(lon, lat, props)
+        outline = json.loads(shapely.to_geojson(shapely.orient_polygons(self._city_area)))
+        return {
+            "type": "Feature",
+            "geometry": outline,
+            "properties": {"id": _COVERED_ID, "name": props["name"], "kind": "covered area"},
+        }
 
     def _source(self, name: str) -> Provenance:
         return Provenance(**bundled.source(name))
@@ -178,11 +265,18 @@ class OfflineProvider:
         country: str | None = None,
         limit: int = 5,
     ) -> Found:
-        """Find countries, cities and the demo city's named places by name."""
+        """Find countries, cities and the demo city's named places by any of their names.
+
+        A place found by another of its names (``"Helsinki Cathedral"`` for "Helsingin
+        tuomiokirkko") carries ``matched_name``. A match by spelling alone that lies more
+        than 1,000 km from ``near`` (or from central Helsinki) is not an answer: the miss
+        lists it with the local names nearest in spelling.
+        """
         wanted = normalise(query)
         if not wanted:
             raise ProviderMiss("the query is empty", code="not_found", provider=_NAME)
-        scored: list[tuple[float, str, dict[str, Any]]] = []
+        # (score, how well the name itself matched, dataset, feature)
+        scored: list[tuple[float, float, str, dict[str, Any]]] = []
         for feature in self._countries:
             props = feature["properties"]
             # A few territories (Somaliland, N. Cyprus, ...) have no ISO code: None.
@@ -198,85 +292,46 @@ class OfflineProvider:
                 else:
                     where = shapely.geometry.shape(feature["geometry"]).representative_point()
                     x, y = where.x, where.y
-                scored.append(
-                    (
-                        score + 0.2,
-                        "countries",
-                        _point(
-                            x,
-                            y,
-                            {
-                                "id": f"country:{props.get('iso_a3') or props.get('name')}",
-                                "name": props.get("name"),
-                                "category": "country",
-                                "categories": ["country"],
-                                "country_code": props.get("iso_a2"),
-                                "provider": _NAME,
-                            },
-                        ),
-                    )
-                )
+                found = {
+                    "id": f"country:{props.get('iso_a3') or props.get('name')}",
+                    "name": props.get("name"),
+                    "category": "country",
+                    "categories": ["country"],
+                    "country_code": props.get("iso_a2"),
+                    "provider": _NAME,
+                }
+                scored.append((score + 0.2, score, "countries", _point(x, y, found)))
         for city, names in self._city_names:
             if country and city.country_code.upper() != country.upper():
                 continue
             score = max(match_score(wanted, n) for n in names)
             if score > 0:
                 bonus = min(math.log10(max(city.population, 1)) / 40, 0.2)
-                scored.append(
-                    (
-                        score + bonus,
-                        "cities",
-                        _point(
-                            city.lon,
-                            city.lat,
-                            {
-                                "id": f"geonames:{city.geonameid}",
-                                "name": city.name,
-                                "category": "city",
-                                "categories": ["city"],
-                                "country_code": city.country_code,
-                                "population": city.population,
-                                "provider": _NAME,
-                            },
-                        ),
-                    )
-                )
+                found = {
+                    "id": f"geonames:{city.geonameid}",
+                    "name": city.name,
+                    "category": "city",
+                    "categories": ["city"],
+                    "country_code": city.country_code,
+                    "population": city.population,
+                    "provider": _NAME,
+                }
+                scored.append((score + bonus, score, "cities", _point(city.lon, city.lat, found)))
         if not country or country.upper() == "FI":
-            for feature, name in zip(self._places, self._place_names, strict=True):
-                score = match_score(wanted, name) if name else 0.0
-                if score > 0:
-                    lon, lat = feature["geometry"]["coordinates"][:2]
-                    scored.append(
-                        (
-                            score,
-                            "helsinki_places",
-                            _point(lon, lat, {**feature["properties"], "provider": _NAME}),
-                        )
-                    )
+            scored.extend(self._local_matches(wanted))
+        context = near or self._home
+        scored, far = self._plausible(scored, context)
         if near is not None and scored:
-            lon = np.array([s[2]["geometry"]["coordinates"][0] for s in scored])
-            lat = np.array([s[2]["geometry"]["coordinates"][1] for s in scored])
+            lon = np.array([s[3]["geometry"]["coordinates"][0] for s in scored])
+            lat = np.array([s[3]["geometry"]["coordinates"][1] for s in scored])
             metres = _haversine_m(lon, lat, near)
             # Nearby wins ties: up to 0.15 for a match within a few kilometres.
             scored = [
-                (s + 0.15 / (1 + m / 5_000), d, f)
-                for (s, d, f), m in zip(scored, metres.tolist(), strict=True)
+                (s + 0.15 / (1 + m / 5_000), raw, d, f)
+                for (s, raw, d, f), m in zip(scored, metres.tolist(), strict=True)
             ]
         if not scored:
-            known = [c.name for c in self._cities] + [
-                f["properties"].get("name", "") for f in self._countries
-            ]
-            hint = did_you_mean(query, known)
-            if country:
-                # The suggestions ignore the filter: say it was the filter that excluded them.
-                hint = f" in country {country.upper()}{hint}"
-            raise ProviderMiss(
-                f"no country, city (100,000 people or more) or named place in central "
-                f"Helsinki matches {query!r}{hint}",
-                code="not_found",
-                provider=_NAME,
-                endpoint="offline:gazetteer",
-            )
+            raise self._no_match(query, country, far, near)
         scored.sort(key=lambda s: -s[0])
         chosen = scored[:limit]
         # The bonuses (a country, a large city, nearness) rank, so they may push a score
@@ -284,10 +339,10 @@ class OfflineProvider:
         # "Paris of the North") would both score 1.
         scale = max(1.0, chosen[0][0])
         features = []
-        for score, _, feature in chosen:
+        for score, _, _, feature in chosen:
             feature["properties"]["score"] = round(score / scale, 3)
             features.append(feature)
-        datasets = list(dict.fromkeys(d for _, d, _ in chosen))
+        datasets = list(dict.fromkeys(d for _, _, d, _ in chosen))
         return Found(
             data=_collection(features),
             sources=tuple(self._source(d) for d in datasets),
@@ -299,6 +354,87 @@ class OfflineProvider:
                 "country": country,
                 "limit": limit,
             },
+        )
+
+    def _local_matches(self, wanted: str) -> list[tuple[float, float, str, dict[str, Any]]]:
+        """The demo city's places (and the covered area itself) that ``wanted`` names."""
+        matches: list[tuple[float, float, str, dict[str, Any]]] = []
+        covered = self._names_covered_area(wanted)
+        if covered:
+            matches.append((covered, covered, "helsinki_places", self._covered_feature("point")))
+        for feature, names in zip(self._places, self._place_names, strict=True):
+            score, which = _best(wanted, names)
+            if score > 0:
+                lon, lat = feature["geometry"]["coordinates"][:2]
+                props = {**feature["properties"], "provider": _NAME}
+                if which:
+                    props["matched_name"] = _names_of(feature["properties"])[which]
+                lift = 0.05 if _LANDMARKS & set(props.get("categories") or ()) else 0.0
+                matches.append((score + lift, score, "helsinki_places", _point(lon, lat, props)))
+        return matches
+
+    def _plausible(
+        self, scored: list[tuple[float, float, str, dict[str, Any]]], context: LonLat
+    ) -> tuple[list[tuple[float, float, str, dict[str, Any]]], list[tuple[dict[str, Any], float]]]:
+        """Split off the matches by spelling alone that lie far from ``context``: kept,
+        and the far ones with their distance, nearest in spelling first."""
+        if not scored:
+            return scored, []
+        lon = np.array([s[3]["geometry"]["coordinates"][0] for s in scored])
+        lat = np.array([s[3]["geometry"]["coordinates"][1] for s in scored])
+        metres = _haversine_m(lon, lat, context).tolist()
+        kept, far = [], []
+        for item, distance in zip(scored, metres, strict=True):
+            if item[1] < WORD_MATCH and distance > _FAR_M:
+                far.append((item, distance))
+            else:
+                kept.append(item)
+        far.sort(key=lambda pair: -pair[0][0])
+        return kept, [(item[3], distance) for item, distance in far]
+
+    def _no_match(
+        self,
+        query: str,
+        country: str | None,
+        far: list[tuple[dict[str, Any], float]],
+        near: LonLat | None,
+    ) -> ProviderMiss:
+        """The miss for a name nothing here answers: the local names nearest in spelling
+        first, then what matched only by spelling far away, then what is covered."""
+        parts = [
+            f"no country, city (100,000 people or more) or named place in central Helsinki "
+            f"matches {query!r}" + (f" in country {country.upper()}" if country else "")
+        ]
+        local = {normalise(n): n for f in self._places for n in _names_of(f["properties"] or {})}
+        close = difflib.get_close_matches(normalise(query), list(local), n=3, cutoff=0.6)
+        if close:
+            parts.append(
+                f"names in central Helsinki close to it: {', '.join(local[c] for c in close)}"
+            )
+        if far:
+            where = "the point given" if near is not None else "central Helsinki"
+            listed = ", ".join(
+                f"{f['properties']['name']} ({f['properties'].get('country_code') or '?'}, "
+                f"{_km(m)} away)"
+                for f, m in far[:3]
+            )
+            parts.append(
+                f"only spelled like {listed}, too far from {where} to be what was meant; "
+                "ask by that exact name if it was"
+            )
+        elif not close:
+            known = [c.name for c in self._cities] + [
+                f["properties"].get("name", "") for f in self._countries
+            ]
+            hint = did_you_mean(query, known)
+            if hint:
+                parts.append(hint.removeprefix("; "))
+        parts.append(
+            f"the bundled data covers {covered_text()} in detail, countries worldwide "
+            "and cities of 100,000 people or more"
+        )
+        return ProviderMiss(
+            "; ".join(parts), code="not_found", provider=_NAME, endpoint="offline:gazetteer"
         )
 
     # -- place search ----------------------------------------------------------------------
@@ -325,6 +461,9 @@ class OfflineProvider:
         if not counts:
             return f"no place matched {asked}: the area searched has no places"
         parts = [f"no place matched {asked} in the area searched"]
+        stops = self._stops_note(category or query or "")
+        if stops:  # first: the list of categories after it can be long
+            parts.append(stops)
         wanted = normalise(category_of(category)) if category else None
         if wanted is not None and wanted not in {normalise(c) for c in counts}:
             # Every category the area has, so the model can pick the one it meant
@@ -339,8 +478,10 @@ class OfflineProvider:
             parts.append(f"it has {counts[category_of(category)]} places of category {category!r}")
         if query:
             names = {
-                str(self._place_names[i]): str((self._places[i]["properties"] or {}).get("name"))
+                normalise(other): other if other == names_of[0] else f"{names_of[0]} ({other})"
                 for i in np.flatnonzero(searched)
+                if (names_of := _names_of(self._places[i]["properties"] or {}))
+                for other in names_of
             }
             close = difflib.get_close_matches(normalise(query), list(names), n=3, cutoff=0.6)
             parts.append(
@@ -349,6 +490,23 @@ class OfflineProvider:
                 else "no name is close to it"
             )
         return "; ".join(parts)
+
+    @cached_property
+    def _stop_kinds(self) -> Counter[str]:
+        with bundled.demo_stops_path().open(encoding="utf-8", newline="") as handle:
+            return Counter(row["kind"] for row in csv.DictReader(handle))
+
+    def _stops_note(self, asked: str) -> str:
+        """Where the stops are, for a search for them: not among the places, but in a
+        bundled file the model can load as a layer."""
+        words = set(normalise(asked).replace("_", " ").split())
+        if not words & {"stop", "stops", "bus", "tram", "platform", "platforms", "transit"}:
+            return ""
+        counts = ", ".join(f"{kind} ({n})" for kind, n in self._stop_kinds.most_common())
+        return (
+            "bus and tram stops are not among these places: the bundled file "
+            f"helsinki_stops.csv holds them ({counts}); load it as a layer to use them"
+        )
 
     async def discover(
         self,
@@ -371,10 +529,12 @@ class OfflineProvider:
         }
         area = self._search_area(near, radius_m, within)
         if not area.intersects(self._city_area):
+            middle = area.centroid
             raise ProviderMiss(
                 "the offline provider only has places for central Helsinki "
-                f"(bbox {', '.join(f'{v:.3f}' for v in bundled.bounds())}); configure TomTom "
-                "or the OpenStreetMap stack to search elsewhere",
+                f"(bbox {', '.join(f'{v:.3f}' for v in bundled.bounds())}), and the area "
+                f"searched lies outside it: {nearest_covered(middle.x, middle.y)}; configure "
+                "TomTom or the OpenStreetMap stack to search elsewhere",
                 code="unsupported",
                 provider=_NAME,
                 endpoint="offline:helsinki_places",
@@ -396,7 +556,7 @@ class OfflineProvider:
                 continue
             score = 1.0
             if wanted_text:
-                by_name = match_score(wanted_text, self._place_names[index])
+                by_name, _ = _best(wanted_text, self._place_names[index])
                 by_category = 0.9 if query_category and normalise(query_category) in cats else 0.0
                 score = max(by_name, by_category)
                 if score == 0:
@@ -469,7 +629,8 @@ class OfflineProvider:
     # -- boundaries ------------------------------------------------------------------------
 
     async def boundary(self, query: str, *, limit: int = 1) -> Found:
-        """Country polygons and the demo city's parks, gardens and squares, by name."""
+        """Country polygons, the demo city's parks, gardens, squares and landmark buildings
+        (by any of their names), and the covered area itself, by name."""
         wanted = normalise(query)
         scored: list[tuple[float, str, dict[str, Any]]] = []
         for feature in self._countries:
@@ -491,31 +652,45 @@ class OfflineProvider:
                         },
                     )
                 )
+        if self._names_covered_area(wanted):
+            scored.append((1.0, "helsinki_places", self._covered_feature("area")))
+        # "Helsinki" is the city, not the outline of "Helsinki Cathedral": a city's name
+        # takes only an outline it names exactly.
+        least = 1.0 if any(wanted in names for _, names in self._city_names) else 0.55
         for feature in self._parks:
             props = feature["properties"]
-            score = match_score(wanted, normalise(props.get("name", "")))
-            if score >= 0.55:
+            names = _names_of(props)
+            score, which = _best(wanted, [normalise(n) for n in names])
+            if score >= least:
+                outline = {
+                    "id": props.get("id"),
+                    "name": props.get("name"),
+                    "kind": props.get("kind"),
+                }
+                if which:
+                    outline["matched_name"] = names[which]
                 scored.append(
                     (
                         score,
                         "helsinki_boundaries",
-                        {
-                            "type": "Feature",
-                            "geometry": feature["geometry"],
-                            "properties": {
-                                "id": props.get("id"),
-                                "name": props.get("name"),
-                                "kind": props.get("kind"),
-                            },
-                        },
+                        {"type": "Feature", "geometry": feature["geometry"], "properties": outline},
                     )
                 )
         if not scored:
-            names = [f["properties"].get("name", "") for f in self._countries + self._parks]
-            hint = did_you_mean(query, names)
+            known = [
+                n
+                for f in self._countries + self._parks
+                for n in (
+                    f["properties"].get("name", ""),
+                    *(f["properties"].get("other_names") or ()),
+                )
+            ]
+            hint = did_you_mean(query, known)
             raise ProviderMiss(
-                f"no boundary for {query!r} offline: the bundled boundaries are countries and "
-                f"central Helsinki's parks, gardens and squares{hint}",
+                f"no boundary for {query!r} offline: the bundled boundaries are countries, "
+                "central Helsinki's parks, gardens and squares, the outlines of its landmark "
+                "buildings (the cathedral, the railway station, museums, theatres, churches) "
+                f"and the covered area itself ('central Helsinki'){hint}",
                 code="not_found",
                 provider=_NAME,
                 endpoint="offline:boundaries",

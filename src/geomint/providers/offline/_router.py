@@ -32,6 +32,7 @@ from geomint.providers.base import (
     TravelMode,
     route_summary,
 )
+from geomint.providers.offline._coverage import nearest_covered
 
 __all__ = ["reachable", "route"]
 
@@ -200,10 +201,12 @@ def _snap(point: LonLat, network: _Network, what: str) -> int:
     best = int(np.argmin(distances)) if len(candidates) else -1
     if best < 0 or distances[best] > _SNAP_M:
         west, south, east, north = graph.bbox
+        outside = not (west <= lon0 <= east and south <= lat0 <= north)
         raise ProviderMiss(
             f"{what} ({lon0:.5f}, {lat0:.5f}) is not near the offline road graph, which covers "
             f"central Helsinki only ({west:.3f}, {south:.3f}, {east:.3f}, {north:.3f}); "
-            "configure TomTom or OSRM/Valhalla to route elsewhere",
+            + (f"{nearest_covered(lon0, lat0)}; " if outside else "")
+            + "configure TomTom or OSRM/Valhalla to route elsewhere",
             code="unsupported",
             provider=_NAME,
             endpoint="offline:helsinki_roads",

@@ -1,11 +1,13 @@
 """Run the eval's questions through the real agent and score each answer.
 
-An answer is right when a figure it cites or presents (a minted value, never a number the
-model typed) is within the question's tolerance of the truth. Per question the harness
-reports: right or not, model requests, tool calls, tool errors, wasted calls (a call that
-failed, was refused, or repeated an earlier call's arguments), the numbers the answer
-cited, matched and typed unminted, and the characters of instructions and tool
-definitions the model was sent per request.
+An answer is right when it holds what its question's truth asks
+(:mod:`benchmarks.evals.truth`): its figures read off minted values it cites or presents,
+never off a number the model typed, each within the question's tolerance; the members of
+a list named; a chart's bars true; the capabilities named. Per question the harness
+reports: right or not (and what a wrong answer lacks), model requests, tool calls, tool
+errors, wasted calls (a call that failed, was refused, or repeated an earlier call's
+arguments), the numbers the answer cited, matched and typed unminted, and the characters
+of instructions and tool definitions the model was sent per request.
 """
 
 from __future__ import annotations
@@ -16,23 +18,29 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchmarks.evals.questions import QUESTIONS, Question
+from benchmarks.evals.truth import Minted, judge
 
 from geomint.agent import MapAgent, RunResult
 from geomint.agent._prompt import INSTRUCTIONS
 from geomint.agent.demo import seed_demo_chat
 from geomint.ui import AnalysisPart, FigurePart, TextPart
 
-__all__ = ["Score", "run_question", "score"]
+__all__ = ["Score", "as_json", "run_question", "score", "table"]
 
 
 @dataclass(frozen=True)
 class Score:
-    """How one question went."""
+    """How one question went.
+
+    ``truth`` and ``answered`` are short texts: the truth's figures and parts, and the
+    figures of the answer that matched (or, when none did, those it showed). ``wrong``
+    says what a wrong answer lacks.
+    """
 
     id: str
     right: bool
-    truth: float
-    answered: float | None
+    truth: str
+    answered: str
     requests: int
     tool_calls: int
     tool_errors: int
@@ -43,26 +51,15 @@ class Score:
     prompt_chars_per_request: int
     seconds: float
     answer: str
+    wrong: tuple[str, ...] = ()
 
 
 def score(question: Question, result: RunResult, prompt_chars: int, seconds: float) -> Score:
     """Score one run of ``question``."""
     truth = question.truth()
-    figures = {
-        card.id: card for p in result.parts if isinstance(p, FigurePart) for card in p.figures
-    }
-    cited = [
-        s.ref
-        for p in result.parts
-        if isinstance(p, TextPart)
-        for s in p.segments
-        if s.state == "cited" and s.ref
-    ]
-    candidates = [figures[i].value for i in figures] + _cited_values(result, cited)
-    numbers = [
-        float(v) for v in candidates if isinstance(v, int | float) and not isinstance(v, bool)
-    ]
-    close = [n for n in numbers if abs(n - truth) <= question.tolerance * abs(truth) + 1e-9]
+    shown = _shown(result)
+    answer = result.rendered or result.text
+    wrong, matched = judge(truth, question.tolerance, shown, answer, result.charts)
     seen: set[str] = set()
     wasted = 0
     for call in result.tool_calls:
@@ -70,11 +67,12 @@ def score(question: Question, result: RunResult, prompt_chars: int, seconds: flo
         if not call["ok"] or key in seen:
             wasted += 1
         seen.add(key)
+    answered = matched or [m.value for m in shown]
     return Score(
         id=question.id,
-        right=bool(close),
-        truth=round(truth, 4),
-        answered=(close or numbers or [None])[0],
+        right=not wrong,
+        truth=truth.summary(),
+        answered=", ".join(f"{v:g}" for v in answered) or "-",
         requests=result.steps,
         tool_calls=len(result.tool_calls),
         tool_errors=sum(1 for c in result.tool_calls if not c["ok"]),
@@ -84,18 +82,28 @@ def score(question: Question, result: RunResult, prompt_chars: int, seconds: flo
         unminted=result.unminted,
         prompt_chars_per_request=prompt_chars,
         seconds=round(seconds, 2),
-        answer=result.rendered or result.text,
+        answer=answer,
+        wrong=tuple(wrong),
     )
 
 
-def _cited_values(result: RunResult, cited: list[str]) -> list[Any]:
-    """The values of the figures an answer cited, from the analyses that minted them."""
+def _shown(result: RunResult) -> list[Minted]:
+    """The numeric figures the answer presented as cards or cited, each once."""
+    cited = {
+        s.ref
+        for p in result.parts
+        if isinstance(p, TextPart)
+        for s in p.segments
+        if s.state == "cited" and s.ref
+    }
+    cards = {card.id: card for p in result.parts if isinstance(p, FigurePart) for card in p.figures}
+    for part in result.parts:
+        if isinstance(part, AnalysisPart):
+            cards.update({card.id: card for card in part.figures if card.id in cited})
     return [
-        card.value
-        for part in result.parts
-        if isinstance(part, AnalysisPart)
-        for card in part.figures
-        if card.id in cited
+        Minted(card.label, float(card.value))
+        for card in cards.values()
+        if isinstance(card.value, int | float) and not isinstance(card.value, bool)
     ]
 
 
@@ -136,7 +144,7 @@ def table(scores: list[Score]) -> str:
     lines = [head, "|" + "---|" * 12]
     for s in scores:
         lines.append(
-            f"| {s.id} | {'yes' if s.right else 'NO'} | {s.truth:g} | {s.answered} | "
+            f"| {s.id} | {'yes' if s.right else 'NO'} | {s.truth} | {s.answered} | "
             f"{s.requests} | {s.tool_calls} | {s.tool_errors} | {s.wasted_calls} | {s.cited} | "
             f"{s.matched} | {s.unminted} | {s.prompt_chars_per_request:,} |"
         )

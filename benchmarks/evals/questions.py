@@ -1,25 +1,21 @@
-"""The eval's questions over the bundled Helsinki data, each with a ground truth.
+"""The eval's questions over the bundled data, each with a ground truth and a script.
 
-Every truth is computed in closed form by code that does not use geomint's tools: the
-bundled files read directly, counted with the standard library, measured with pyproj's
-geodesic and projected with shapely. Each question also carries a script: what a
-well-behaved model would call, so the harness can be run and tested with a scripted
-model in CI (which proves the harness, not a model).
+Every truth is computed in closed form by :mod:`benchmarks.evals.ground`, which reads the
+bundled files directly and uses none of geomint's tools. Each question also carries a
+script: what a well-behaved model would call, step by step, then the answer it would
+write citing the figures minted on the way (``{v1}``), so the harness can be run and
+tested with a scripted model in CI (which proves the harness, not a model).
 """
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Callable
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
-import pyproj
-import shapely
-from shapely.geometry import shape
+from benchmarks.evals import ground
+from benchmarks.evals.truth import Figure, Truth
 
-from geomint.providers import bundled
 from geomint.testing import Step
 
 __all__ = ["QUESTIONS", "Question"]
@@ -32,71 +28,50 @@ class Question:
     Attributes:
         id: A short name.
         text: What the person asks.
-        truth: The right figure, computed without the tools.
-        tolerance: How far an answer's figure may be from it, as a fraction (0: exact).
-        unit: The truth's unit, as a figure would carry it.
+        truth: What a right answer holds, computed without the tools.
+        tolerance: How far an answer's figure may be from the truth's, as a fraction (0:
+            exact; counts are exact, areas and distances within 2 %).
         picks: What a scripted classifier picks (tools and scopes).
-        steps: What a scripted model calls, then answers (citing ``{v1}``).
+        steps: What a scripted model calls, then answers (citing ``{v1}``...).
     """
 
     id: str
     text: str
-    truth: Callable[[], float]
+    truth: Callable[[], Truth]
     tolerance: float
-    unit: str
     picks: dict[str, Any]
     steps: list[Step]
 
 
-def _places() -> list[dict[str, Any]]:
-    features: list[dict[str, Any]] = bundled.demo_places()["features"]
-    return features
+def _analyse(code: str, name: str, **ids: list[str]) -> tuple[str, dict[str, Any]]:
+    return ("analyse_data", {**ids, "name": name, "code": code})
 
 
-def _cafes() -> float:
-    return float(sum(1 for f in _places() if f["properties"].get("category") == "cafe"))
+def _picks(*tools: str, **kinds: list[str]) -> dict[str, Any]:
+    """A classifier's pick: the tools, and the entry kinds each data tool reads."""
+    return {
+        "tools": list(tools),
+        "scopes": {tool: {"kinds": list(k)} for tool, k in kinds.items()},
+    }
 
 
-def _largest_park_ha() -> float:
-    geod = pyproj.Geod(ellps="WGS84")
-    areas = [
-        abs(geod.geometry_area_perimeter(shape(f["geometry"]))[0])
-        for f in bundled.demo_boundaries()["features"]
-    ]
-    return max(areas) / 10_000
+_LOAD_STOPS = ("add_byod_layer", {"path": "helsinki_stops.csv", "label": "stops"})
 
-
-def _stops() -> list[tuple[float, float]]:
-    with bundled.demo_stops_path().open(encoding="utf-8") as rows:
-        return [(float(r["lon"]), float(r["lat"])) for r in csv.DictReader(rows)]
-
-
-@cache
-def _transformer() -> pyproj.Transformer:
-    # ETRS-TM35FIN, the Finnish national grid: metres, true to well under 1 % here.
-    return pyproj.Transformer.from_crs(4326, 3067, always_xy=True)
-
-
-def _metres(geometry: Any) -> Any:
-    return shapely.transform(geometry, _transformer().transform, interleaved=False)
-
-
-def _stops_near_cafes() -> float:
-    cafes = [
-        _metres(shape(f["geometry"]))
-        for f in _places()
-        if f["properties"].get("category") == "cafe"
-    ]
-    tree = shapely.STRtree(cafes)
-    stops = [_metres(shapely.Point(p)) for p in _stops()]
-    return float(sum(1 for s in stops if len(tree.query(s, "dwithin", 200.0))))
-
+# -- the code the scripts run (ordinary bodies, through the same gates as any model's) --
 
 _COUNT_CAFES = (
     'cafes = [f for f in places["features"] if f["properties"].get("category") == "cafe"]\n'
     'mint.value(len(cafes), "cafés in central Helsinki", unit="cafés")\n'
     "return len(cafes)"
 )
+_CAFES_AND_CHART = """\
+from collections import Counter
+counts = Counter(f["properties"]["category"] for f in places_by_entry["places-1"]["features"])
+top = counts.most_common(10)
+mint.value(len(places_by_entry["places-2"]["features"]), "cafés in central Helsinki", unit="cafés")
+return {"type": "bar", "options": {"indexAxis": "y"}, "data": {
+    "labels": [name for name, _ in top],
+    "datasets": [{"label": "places", "data": [n for _, n in top]}]}}"""
 _LARGEST_PARK = (
     "best = max(geometries['features'], key=geo.area_m2)\n"
     "mint.value(round(geo.area_m2(best) / 10_000, 2), "
@@ -111,57 +86,149 @@ _STOPS_NEAR = (
     'mint.value(int(near.sum()), "stops within 200 m of a café", unit="stops")\n'
     "return int(near.sum())"
 )
+_CAFES_PER_ZONE = """\
+cafes = [f for f in places["features"] if f["properties"].get("category") == "cafe"]
+counts = {}
+for zone in byod["features"]:
+    name = zone["properties"]["name"]
+    inside = sum(1 for cafe in cafes if geo.point_in_polygon(cafe, zone))
+    counts[name] = mint.value(inside, "cafés in the " + name + " zone", unit="cafés")
+return counts"""
+_POPULATIONS = """\
+cities = {f["properties"]["name"]: f["properties"] for f in places["features"]
+          if f["properties"].get("category") == "city"}
+helsinki = cities["Helsinki"]["population"]
+espoo = cities["Espoo"]["population"]
+mint.value(helsinki, "population of Helsinki", unit="people")
+mint.value(espoo, "population of Espoo", unit="people")
+mint.value(round(helsinki / espoo, 2), "Helsinki's population over Espoo's", unit="×")
+return {"Helsinki": helsinki, "Espoo": espoo}"""
+_SCHOOLS_FAR = """\
+frame = places.to_geodataframe()
+schools = frame[frame["category"] == "school"].to_crs(3067)
+stops = byod.to_geodataframe()
+bus = stops[stops["kind"] == "bus_stop"].to_crs(3067)
+nearest = schools.geometry.apply(lambda g: bus.distance(g).min())
+far = schools[nearest > 800]
+mint.value(len(far), "schools more than 800 m from a bus stop", unit="schools")
+mint.value(len(schools), "schools checked", unit="schools")
+mint.value(round(float(nearest.max())), "farthest any school is from a bus stop", unit="m")
+return {"beyond_800_m": list(far["name"]),
+        "nearest_bus_stop_m": {n: round(float(d)) for n, d in zip(schools["name"], nearest)}}"""
+_BUFFER = """\
+cathedral = places["features"][0]
+ring = geo.buffer_m(cathedral, 1000)
+name = "1 km round " + cathedral["properties"]["name"]
+feature = {"type": "Feature", "properties": {"name": name},
+           "geometry": shapely.geometry.mapping(ring)}
+return {"geometries": [feature], "fit_on_map": True}"""
+# Within 1 km is measured, not read off the buffer drawn: the buffer is a 64-sided
+# polygon whose edges pass up to 1.2 m inside the circle, and one place lies 999.3 m away.
+_INSIDE_BUFFER = """\
+from collections import Counter
+cathedral = places_by_entry["places-2"]["features"][0]
+around = [f for f in places_by_entry["places-1"]["features"]
+          if geo.distance_m(cathedral, f) <= 1000]
+ring = shapely.geometry.shape(geometries_by_entry["geometries-2"]["features"][0]["geometry"])
+areas = [f["properties"]["name"] for f in geometries_by_entry["geometries-1"]["features"]
+         if ring.contains(shapely.geometry.shape(f["geometry"]))]
+kinds = Counter(f["properties"]["category"] for f in around)
+mint.value(len(around), "places within 1 km of the cathedral", unit="places")
+mint.value(len(areas), "parks, gardens and squares wholly within 1 km", unit="areas")
+mint.value(kinds["restaurant"], "restaurants within 1 km", unit="restaurants")
+mint.value(kinds["cafe"], "cafés within 1 km", unit="cafés")
+return {"parks_and_squares": areas, "largest_categories": dict(kinds.most_common(5))}"""
 
 
-def _analyse(kinds: list[str], code: str, **ids: list[str]) -> tuple[str, dict[str, Any]]:
-    return ("analyse_data", {**ids, "name": "eval", "code": code})
+def _cafes_and_chart() -> Truth:
+    return Truth(
+        figures=(Figure(value=ground.count_cafes(), about=("café",)),),
+        chart=ground.categories(),
+    )
 
+
+def _capabilities() -> Truth:
+    must, lacks = ground.capabilities()
+    return Truth(mentions=must, never=lacks)
+
+
+def _per_zone() -> Truth:
+    return Truth(
+        figures=tuple(Figure(value=n, about=(zone,)) for zone, n in ground.zone_cafes().items())
+    )
+
+
+def _helsinki_espoo() -> Truth:
+    return Truth(
+        figures=tuple(
+            Figure(value=n, about=(city,))
+            for city, n in ground.populations("Helsinki", "Espoo").items()
+        )
+    )
+
+
+def _schools() -> Truth:
+    far = ground.schools_beyond_m(800)
+    return Truth(figures=(Figure(value=len(far), about=("school",)),), names=tuple(far))
+
+
+def _inside_1_km() -> Truth:
+    areas = ground.wholly_within_m(ground.CATHEDRAL, 1000)
+    return Truth(
+        figures=(
+            Figure(value=ground.places_within_m(ground.CATHEDRAL, 1000), about=("place",)),
+            Figure(value=len(areas), about=("park", "square")),
+        ),
+        names=tuple(areas),
+    )
+
+
+_CAPABILITIES_ANSWER = (
+    "I answer map questions with tools. I can locate addresses and named places; search "
+    "places such as cafés by category or name; get the boundaries of countries and of "
+    "parks and squares; plan routes and find the area reachable within a time or a "
+    "distance; load your own files as map layers; and analyse, count and chart the data "
+    "with code, showing every figure with its source. Places, routes and reachable areas "
+    "are for central Helsinki; countries are worldwide, and large cities can be located. "
+    "I cannot show traffic: no traffic provider is configured."
+)
 
 QUESTIONS: tuple[Question, ...] = (
     Question(
         id="cafes",
         text="How many cafés are there in central Helsinki?",
-        truth=_cafes,
+        truth=lambda: Truth(figures=(Figure(value=ground.count_cafes()),)),
         tolerance=0.0,
-        unit="cafés",
-        picks={"tools": ["analyse_data"], "scopes": {"analyse_data": {"kinds": ["places"]}}},
+        picks=_picks("analyse_data", analyse_data=["places"]),
         steps=[
-            [_analyse(["places"], _COUNT_CAFES, places_entry_ids=["places-1"])],
+            [_analyse(_COUNT_CAFES, "cafes", places_entry_ids=["places-1"])],
             "There are {v1} in central Helsinki.",
         ],
     ),
     Question(
         id="largest-park",
         text="Which is the largest park or square, and how large is it in hectares?",
-        truth=_largest_park_ha,
+        truth=lambda: Truth(figures=(Figure(value=ground.largest_park_ha()),)),
         tolerance=0.02,
-        unit="ha",
-        picks={
-            "tools": ["analyse_data"],
-            "scopes": {"analyse_data": {"kinds": ["geometries"]}},
-        },
+        picks=_picks("analyse_data", analyse_data=["geometries"]),
         steps=[
-            [_analyse(["geometries"], _LARGEST_PARK, geometries_entry_ids=["geometries-1"])],
+            [_analyse(_LARGEST_PARK, "largest-park", geometries_entry_ids=["geometries-1"])],
             "The largest is {v1}.",
         ],
     ),
     Question(
         id="stops",
         text="How many bus and tram stops are there in the stops file?",
-        truth=lambda: float(len(_stops())),
+        truth=lambda: Truth(figures=(Figure(value=len(ground.stops())),)),
         tolerance=0.0,
-        unit="stops",
-        picks={
-            "tools": ["add_byod_layer", "analyse_data"],
-            "scopes": {"analyse_data": {"kinds": ["byod"]}},
-        },
+        picks=_picks("add_byod_layer", "analyse_data", analyse_data=["byod"]),
         steps=[
-            [("add_byod_layer", {"path": "helsinki_stops.csv", "label": "stops"})],
+            [_LOAD_STOPS],
             [
                 _analyse(
-                    ["byod"],
                     'mint.value(len(byod["features"]), "stops", unit="stops")\n'
                     'return len(byod["features"])',
+                    "stops",
                     byod_entry_ids=["byod-1"],
                 )
             ],
@@ -171,24 +238,147 @@ QUESTIONS: tuple[Question, ...] = (
     Question(
         id="stops-near-cafes",
         text="How many of the bus and tram stops are within 200 m of a café?",
-        truth=_stops_near_cafes,
+        truth=lambda: Truth(figures=(Figure(value=ground.stops_near_cafes(200)),)),
         tolerance=0.0,
-        unit="stops",
-        picks={
-            "tools": ["add_byod_layer", "analyse_data"],
-            "scopes": {"analyse_data": {"kinds": ["places", "byod"]}},
-        },
+        picks=_picks("add_byod_layer", "analyse_data", analyse_data=["places", "byod"]),
         steps=[
-            [("add_byod_layer", {"path": "helsinki_stops.csv", "label": "stops"})],
+            [_LOAD_STOPS],
             [
                 _analyse(
-                    ["places", "byod"],
                     _STOPS_NEAR,
+                    "stops-near-cafes",
                     places_entry_ids=["places-1"],
                     byod_entry_ids=["byod-1"],
                 )
             ],
             "{v1} are within 200 m of a café.",
+        ],
+    ),
+    Question(
+        id="what-can-you-do",
+        text="What can you do?",
+        truth=_capabilities,
+        tolerance=0.0,
+        picks=_picks("help"),
+        steps=[[("help", {})], _CAPABILITIES_ANSWER],
+    ),
+    Question(
+        id="cafes-chart",
+        text=(
+            "Find the cafés in central Helsinki: how many are there? Show them, with a bar "
+            "chart of all the area's places by category."
+        ),
+        truth=_cafes_and_chart,
+        tolerance=0.0,
+        picks=_picks("discover_places", "analyse_data", analyse_data=["places"]),
+        steps=[
+            [("discover_places", {"category": "cafe", "limit": 200})],
+            [
+                (
+                    "analyse_data",
+                    {
+                        "places_entry_ids": ["places-1", "places-2"],
+                        "name": "category-bar",
+                        "output_format": "chart",
+                        "code": _CAFES_AND_CHART,
+                    },
+                )
+            ],
+            "There are {v1}, shown on the map; the chart has the largest categories.",
+        ],
+    ),
+    Question(
+        id="cafes-per-zone",
+        text="How many cafés are there in each of these zones? " + ground.zones_text(),
+        truth=_per_zone,
+        tolerance=0.0,
+        picks=_picks("add_byod_layer", "analyse_data", analyse_data=["places", "byod"]),
+        steps=[
+            [("add_byod_layer", {"data": ground.ZONES, "label": "zones"})],
+            [
+                _analyse(
+                    _CAFES_PER_ZONE,
+                    "cafes-per-zone",
+                    places_entry_ids=["places-1"],
+                    byod_entry_ids=["byod-1"],
+                )
+            ],
+            "South: {v1}. Centre: {v2}. North: {v3}.",
+        ],
+    ),
+    Question(
+        id="helsinki-espoo",
+        text="What is the population of Helsinki against that of Espoo?",
+        truth=_helsinki_espoo,
+        tolerance=0.0,
+        picks=_picks("locate_place", "analyse_data", analyse_data=["places"]),
+        steps=[
+            [
+                ("locate_place", {"query": "Helsinki", "limit": 1}),
+                ("locate_place", {"query": "Espoo", "limit": 1}),
+            ],
+            [_analyse(_POPULATIONS, "populations", places_entry_ids=["places-2", "places-3"])],
+            "Helsinki has {v1} and Espoo {v2} (GeoNames): {v3} as many.",
+        ],
+    ),
+    Question(
+        id="schools-far-from-bus-stops",
+        text="Which schools are more than 800 m from any bus stop, and how many are there?",
+        truth=_schools,
+        tolerance=0.0,
+        picks=_picks("add_byod_layer", "analyse_data", analyse_data=["places", "byod"]),
+        steps=[
+            [_LOAD_STOPS],
+            [
+                _analyse(
+                    _SCHOOLS_FAR,
+                    "schools-far-from-bus-stops",
+                    places_entry_ids=["places-1"],
+                    byod_entry_ids=["byod-1"],
+                )
+            ],
+            "None: {v1}. Every one of the {v2} is within {v3} of a bus stop.",
+        ],
+    ),
+    Question(
+        id="cathedral-1-km",
+        text=(
+            "Draw a 1 km buffer round Helsingin tuomiokirkko (the cathedral) and tell me "
+            "what is inside it."
+        ),
+        truth=_inside_1_km,
+        tolerance=0.0,
+        picks=_picks(
+            "locate_place",
+            "process_data",
+            "analyse_data",
+            process_data=["places"],
+            analyse_data=["places", "geometries"],
+        ),
+        steps=[
+            [("locate_place", {"query": ground.CATHEDRAL, "limit": 1})],
+            [
+                (
+                    "process_data",
+                    {
+                        "places_entry_ids": ["places-2"],
+                        "code": _BUFFER,
+                        "label": "1 km round the cathedral",
+                    },
+                )
+            ],
+            [
+                _analyse(
+                    _INSIDE_BUFFER,
+                    "inside-1-km",
+                    places_entry_ids=["places-1", "places-2"],
+                    geometries_entry_ids=["geometries-1", "geometries-2"],
+                )
+            ],
+            "The buffer is on the map. Within 1 km of the cathedral lie {v1}, {v3} and "
+            "{v4} among them, and {v2}: Senaatintori, Rautatientori, Esplanadinpuisto, "
+            "Vanha kirkkopuisto, Kaisaniemen puisto, Kaisaniemen kasvitieteellinen "
+            "puutarha and Lasipalatsinaukio. Makasiinipuisto is partly inside.",
         ],
     ),
 )

@@ -19,7 +19,7 @@ from geomint import create_map_agent
 from geomint.testing import Script
 
 
-async def _ask(question: Question, model: object) -> Score:
+async def _ask(question: Question, model: str | None) -> Score:
     chosen = (
         model if model is not None else Script(picks=[question.picks], steps=question.steps).model()
     )
@@ -40,6 +40,9 @@ async def main(as_json_output: bool) -> None:
     print(f"model: {model or 'scripted (proves the harness, not a model)'}")
     print(table(scores))
     print(f"\n{right} of {len(scores)} right")
+    for s in scores:
+        if not s.right:
+            print(f"- {s.id}: {'; '.join(s.wrong)}")
 
 
 if __name__ == "__main__":

@@ -172,7 +172,8 @@ def test_classifier_false_keeps_every_tool_terse(make_agent: Callable[..., MapAg
     assert script.classifier_calls == 0 and result.classification is None
     (_, _, info) = script.seen[0]
     # Every tool the offline provider can answer: traffic is not among them.
-    offered = set(DEFAULT_TOOLS) - {"get_traffic_incidents", "get_traffic_area_analytics"}
+    traffic = {"get_traffic_incidents", "get_traffic_area_analytics", "cluster_incidents"}
+    offered = set(DEFAULT_TOOLS) - traffic
     assert {t.name for t in info.function_tools} == offered
     (tool,) = [t for t in info.function_tools if t.name == "analyse_data"]
     assert tool.description == DEFAULT_TOOLS["analyse_data"].description

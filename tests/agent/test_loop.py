@@ -489,12 +489,32 @@ def test_a_tool_no_provider_can_answer_is_not_offered(tmp_path: Path) -> None:
         assert agent.not_offered == {
             "get_traffic_incidents": ["traffic"],
             "get_traffic_area_analytics": ["traffic_analytics"],
+            # It clusters incidents entries, which only a traffic provider writes.
+            "cluster_incidents": ["traffic"],
         }
         assert "get_traffic_incidents" not in agent.registry
         assert {"locate_place", "discover_places", "set_route"} <= set(agent.registry)
         assert "get_traffic_incidents" not in agent.tools_for(None)
     finally:
         agent.close()
+
+
+def test_fetches_made_in_one_step_each_write_their_own_entry(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    # Both calls of one response used to read the chat before either wrote: the second
+    # took the id the first had just used, and failed as "a fault in the tool".
+    both = [("locate_place", {"query": city, "limit": 1}) for city in ("Helsinki", "Espoo")]
+    script = Script(
+        picks=[{"tools": ["locate_place"], "scopes": {}}], steps=[both, "Both are found."]
+    )
+    agent = make_agent(script)
+    result = run(agent.run("Helsinki and Espoo", chat_id="two"))
+    assert [(c["ok"], c["result"]["entry_id"]) for c in result.tool_calls] == [
+        (True, "places-1"),
+        (True, "places-2"),
+    ]
+    assert result.entries == ["places-1", "places-2"]
 
 
 def test_the_note_on_the_chats_entries_is_current_at_every_step(

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 
 import geomint.geo
+from geomint.providers import OfflineProvider, Providers
 from geomint.state import ENTRY_KINDS
 from geomint.tools import DEFAULT_TOOLS, ToolContext, ToolError, ToolSettings, help_entries
 from geomint.tools._digest import cut_to_budget, entry_digest
@@ -36,6 +37,23 @@ async def test_help_lists_every_tool(helped: ToolContext) -> None:
     assert "data" in out["tags"] and "help(tag=" in out["more"]
     # The whole registry fits what one result may tell the model.
     assert len(json.dumps(out, separators=(",", ":"))) <= 4_000
+
+
+@pytest.mark.anyio
+async def test_help_says_where_the_providers_have_data(make_ctx: MakeCtx) -> None:
+    # A turn asking what the agent can do is offered help alone, not the place tools whose
+    # descriptions carry their coverage: help says it, or the model promises the world.
+    offline = OfflineProvider()
+    helped = make_ctx(
+        registry_help=lambda tag: help_entries(DEFAULT_TOOLS, tag),
+        providers=Providers.single(offline),
+    )
+    out = await call(helped, "help", {})
+    assert out["coverage"] == {"offline": offline.coverage}
+    assert "central Helsinki" in out["coverage"]["offline"]
+    assert len(json.dumps(out, separators=(",", ":"))) <= 4_000
+    unconfigured = make_ctx(registry_help=lambda tag: help_entries(DEFAULT_TOOLS, tag))
+    assert "coverage" not in await call(unconfigured, "help", {})
 
 
 @pytest.mark.anyio

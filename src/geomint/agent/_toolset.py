@@ -189,6 +189,11 @@ def _runner(
             return _finish(turn, ctx, name, arguments, model, failed=True)
         lock = turn.lock if entry.changes_chat else contextlib.nullcontext()
         async with lock:
+            if entry.changes_chat:
+                # Read the chat afresh once it is this call's turn: a call made beside it in
+                # the same step may have written an entry or minted a figure meanwhile, and
+                # ids are handed out from what the context last read.
+                ctx.refresh()
             guard = _EffectGuard(turn, ctx, name, entry, arguments)
             ctx.authorize = guard.authorize
             refusal = None

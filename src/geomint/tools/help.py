@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from typing import Any, Final
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from geomint.errors import UsageError
+from geomint.providers.base import Providers
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError
@@ -33,7 +35,7 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
         # Every tool in a line, so the whole registry fits the model's result budget; the
         # examples come with a tag.
         tags = sorted({t for r in rows for t in r["tags"]})
-        return {
+        out: dict[str, Any] = {
             "tools": [
                 {"name": r["name"], "does": _first_sentence(r["description"]), "tags": r["tags"]}
                 for r in rows
@@ -41,6 +43,13 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
             "tags": tags,
             "more": "call help(tag=...) for examples and example prompts of one kind of tool",
         }
+        coverage = _coverage(ctx)
+        if coverage:
+            # The place and route tools say where they can answer in their descriptions,
+            # but a turn that asks what the agent can do is offered only help: without
+            # this, a model would promise places and routes anywhere.
+            out["coverage"] = coverage
+        return out
     return {
         "tools": [
             {
@@ -54,6 +63,17 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
             for r in rows
         ]
     }
+
+
+def _coverage(ctx: ToolContext) -> dict[str, str]:
+    """What each configured provider can answer, by the provider's name."""
+    said: dict[str, str] = {}
+    for capability in fields(Providers):
+        provider = getattr(ctx.providers, capability.name, None)
+        coverage = getattr(provider, "coverage", None)
+        if isinstance(coverage, str) and coverage:
+            said.setdefault(str(getattr(provider, "name", capability.name)), coverage)
+    return said
 
 
 def _first_sentence(text: str) -> str:
@@ -79,7 +99,8 @@ HELP: Final = ToolEntry(
     changes_chat=False,
     description=(
         "List what this agent can do: each tool with examples and example prompts, "
-        "optionally only those with a tag (data, map, recall, figures, byod, monitor)."
+        "optionally only those with a tag (data, map, recall, figures, byod, monitor), "
+        "and where its providers have data."
     ),
     input_schema=HelpInput,
     execute=_help,

@@ -439,6 +439,9 @@ CLUSTER_INCIDENTS: Final = ToolEntry(
     input_schema=ClusterInput,
     execute=_cluster,
     effects=frozenset({"runs_code", "code_entry"}),
+    # It reads incidents entries, and only a traffic provider writes them: offline it
+    # could never run, so it is not offered (help used to list it as something it can do).
+    needs=frozenset({"traffic"}),
     classification_prompt="Group traffic incidents into hotspots or clusters.",
     tags=("traffic", "data"),
     example_prompts=("Where are the incident hotspots?",),

@@ -1,0 +1,230 @@
+"""The ground truths, computed in closed form from the bundled files, without the tools.
+
+Every function reads the files under ``geomint/providers/bundled`` directly: counts with
+the standard library, areas and distances from a point with pyproj's geodesic, distances
+between layers in ETRS-TM35FIN (EPSG:3067, metres, true to well under 1 % here) with
+shapely. Nothing here calls a geomint tool, the sandbox or ``geomint.geo``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections import Counter
+from collections.abc import Mapping
+from functools import cache
+from typing import Any, Final
+
+import pyproj
+import shapely
+from shapely.geometry import shape
+
+from geomint.providers import OfflineProvider, Providers, bundled
+
+__all__ = [
+    "CATHEDRAL",
+    "ZONES",
+    "capabilities",
+    "categories",
+    "count_cafes",
+    "largest_park_ha",
+    "places_within_m",
+    "populations",
+    "schools_beyond_m",
+    "stops",
+    "stops_near_cafes",
+    "wholly_within_m",
+    "zone_cafes",
+    "zone_edge_clearance_m",
+    "zones_text",
+]
+
+#: The cathedral's name in the bundled places (OpenStreetMap's Finnish name).
+CATHEDRAL: Final = "Helsingin tuomiokirkko"
+
+_GEOD: Final = pyproj.Geod(ellps="WGS84")
+
+
+def _zone(name: str, west: float, south: float, east: float, north: float) -> dict[str, Any]:
+    ring = [[west, south], [east, south], [east, north], [west, north], [west, south]]
+    return {
+        "type": "Feature",
+        "properties": {"name": name},
+        "geometry": {"type": "Polygon", "coordinates": [ring]},
+    }
+
+
+#: Three zones across central Helsinki, south to north, as a person might paste them.
+#: No café lies near a zone's edge (:func:`zone_edge_clearance_m`), so which zone holds
+#: each is not a matter of precision; five cafés lie in none.
+ZONES: Final[dict[str, Any]] = {
+    "type": "FeatureCollection",
+    "features": [
+        _zone("South", 24.936, 60.1645, 24.954, 60.169),
+        _zone("Centre", 24.936, 60.169, 24.954, 60.1735),
+        _zone("North", 24.936, 60.1735, 24.954, 60.1785),
+    ],
+}
+
+
+def _places() -> list[dict[str, Any]]:
+    features: list[dict[str, Any]] = bundled.demo_places()["features"]
+    return features
+
+
+def _of_category(category: str) -> list[dict[str, Any]]:
+    return [f for f in _places() if f["properties"].get("category") == category]
+
+
+def count_cafes() -> int:
+    """The cafés of central Helsinki."""
+    return len(_of_category("cafe"))
+
+
+def categories() -> dict[str, int]:
+    """How many places central Helsinki has of each category."""
+    return dict(Counter(f["properties"]["category"] for f in _places()))
+
+
+def largest_park_ha() -> float:
+    """The area of the largest park, garden or square, in hectares (geodesic)."""
+    areas = [
+        abs(_GEOD.geometry_area_perimeter(shape(f["geometry"]))[0])
+        for f in bundled.demo_boundaries()["features"]
+    ]
+    return max(areas) / 10_000
+
+
+def stops(kind: str | None = None) -> list[tuple[float, float]]:
+    """The stops file's points (``kind``: only ``bus_stop`` or ``tram_stop`` rows)."""
+    with bundled.demo_stops_path().open(encoding="utf-8") as rows:
+        return [
+            (float(r["lon"]), float(r["lat"]))
+            for r in csv.DictReader(rows)
+            if kind is None or r["kind"] == kind
+        ]
+
+
+@cache
+def _transformer() -> pyproj.Transformer:
+    return pyproj.Transformer.from_crs(4326, 3067, always_xy=True)
+
+
+def _metres(geometry: Any) -> Any:
+    return shapely.transform(geometry, _transformer().transform, interleaved=False)
+
+
+def stops_near_cafes(metres: float = 200.0) -> int:
+    """The stops within ``metres`` of a café."""
+    cafes = shapely.STRtree([_metres(shape(f["geometry"])) for f in _of_category("cafe")])
+    points = [_metres(shapely.Point(p)) for p in stops()]
+    return sum(1 for p in points if len(cafes.query(p, "dwithin", metres)))
+
+
+def zone_cafes() -> dict[str, int]:
+    """The cafés inside each of :data:`ZONES`, by zone name."""
+    cafes = [shape(f["geometry"]) for f in _of_category("cafe")]
+    return {
+        zone["properties"]["name"]: sum(1 for c in cafes if shape(zone["geometry"]).contains(c))
+        for zone in ZONES["features"]
+    }
+
+
+def populations(*names: str) -> dict[str, int]:
+    """The GeoNames population of each named city, read from ``cities.csv`` itself."""
+    path = bundled.DATA_DIR / "cities.csv"
+    with path.open(encoding="utf-8", newline="") as handle:
+        rows = {r["name"]: int(r["population"]) for r in csv.DictReader(handle)}
+    return {name: rows[name] for name in names}
+
+
+def schools_beyond_m(metres: float) -> list[str]:
+    """The schools farther than ``metres`` from every bus stop (the stops file's
+    ``bus_stop`` rows; counting its tram stops too changes nothing)."""
+    bus = shapely.STRtree([_metres(shapely.Point(p)) for p in stops("bus_stop")])
+    return [
+        f["properties"]["name"]
+        for f in _of_category("school")
+        if not len(bus.query(_metres(shape(f["geometry"])), "dwithin", metres))
+    ]
+
+
+def _point_of(name: str) -> tuple[float, float]:
+    (found,) = [f for f in _places() if f["properties"].get("name") == name]
+    lon, lat = found["geometry"]["coordinates"][:2]
+    return float(lon), float(lat)
+
+
+def _geodesic_m(origin: tuple[float, float], lon: float, lat: float) -> float:
+    return float(_GEOD.inv(origin[0], origin[1], lon, lat)[2])
+
+
+def places_within_m(name: str, metres: float) -> int:
+    """The places whose geodesic distance from the place called ``name`` is at most
+    ``metres`` (the place itself among them)."""
+    origin = _point_of(name)
+    return sum(
+        1 for f in _places() if _geodesic_m(origin, *f["geometry"]["coordinates"][:2]) <= metres
+    )
+
+
+def wholly_within_m(name: str, metres: float) -> list[str]:
+    """The parks, gardens and squares every vertex of which lies within ``metres`` of the
+    place called ``name`` (a disc this small is convex, so their edges do too)."""
+    origin = _point_of(name)
+    inside = []
+    for feature in bundled.demo_boundaries()["features"]:
+        rings = feature["geometry"]["coordinates"]
+        if all(_geodesic_m(origin, x, y) <= metres for ring in rings for x, y in ring):
+            inside.append(feature["properties"]["name"])
+    return inside
+
+
+#: What the offline configuration can do, each with words an answer names it by: the
+#: capabilities of geomint's provider protocols, then what every agent has.
+_PROVIDED: Final[Mapping[str, tuple[str, tuple[str, ...]]]] = {
+    "geocoder": ("finding addresses and named places", ("locate", "address", "geocod")),
+    "places": ("searching places", ("place",)),
+    "boundaries": ("boundaries", ("boundar", "outline")),
+    "router": ("routes", ("route", "direction")),
+    "ranges": ("reachable areas", ("reach", "isochrone")),
+    "traffic": ("traffic", ("traffic", "congestion")),
+}
+_ALWAYS: Final[Mapping[str, tuple[str, ...]]] = {
+    "your own data": ("your own", "own data", "own file", "upload"),
+    "analysis and charts": ("analys", "chart"),
+}
+
+
+def capabilities() -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, ...]]]:
+    """What an answer to "what can you do?" must name, and what it must not claim.
+
+    Read from the offline provider (the capabilities of the provider protocols it
+    implements, and where its data is), not from the tools: each capability it serves,
+    where its places and routes are, and what every agent has (your own data, analysis);
+    the capabilities it does not serve are what the answer must not claim.
+    """
+    offline = OfflineProvider()
+    served = Providers.single(offline)
+    must = {name: words for key, (name, words) in _PROVIDED.items() if served.serves(key)}
+    lacks = {name: words for key, (name, words) in _PROVIDED.items() if not served.serves(key)}
+    must.update(_ALWAYS)
+    if "central Helsinki" in offline.coverage:
+        must["where: central Helsinki"] = ("helsinki",)
+    return must, lacks
+
+
+def zone_edge_clearance_m() -> float:
+    """How near a café comes to a zone's edge, in metres: far enough that which zone
+    holds each café is not a question of precision."""
+    cafes = [_metres(shape(f["geometry"])) for f in _of_category("cafe")]
+    return min(
+        float(_metres(shape(zone["geometry"])).boundary.distance(c))
+        for zone in ZONES["features"]
+        for c in cafes
+    )
+
+
+def zones_text() -> str:
+    """The zones as a person pastes them into the question."""
+    return json.dumps(ZONES, separators=(",", ":"))

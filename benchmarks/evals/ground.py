@@ -174,6 +174,8 @@ def wholly_within_m(name: str, metres: float) -> list[str]:
     origin = _point_of(name)
     inside = []
     for feature in bundled.demo_boundaries()["features"]:
+        if feature["properties"]["kind"] not in ("park", "garden", "square"):
+            continue  # a landmark building's outline
         rings = feature["geometry"]["coordinates"]
         if all(_geodesic_m(origin, x, y) <= metres for ring in rings for x, y in ring):
             inside.append(feature["properties"]["name"])

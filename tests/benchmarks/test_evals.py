@@ -57,8 +57,9 @@ def test_the_truths_are_the_bundled_datas() -> None:
     assert ground.populations("Helsinki", "Espoo") == {"Helsinki": 658_864, "Espoo": 323_910}
     # Every school of the extract is within 212 m of a bus stop: none is beyond 800 m.
     assert ground.schools_beyond_m(800) == [] and len(ground.schools_beyond_m(200)) == 1
-    assert ground.places_within_m(ground.CATHEDRAL, 1000) == 1272
-    assert len(ground.wholly_within_m(ground.CATHEDRAL, 1000)) == 7
+    assert ground.places_within_m(ground.CATHEDRAL, 1000) == 1292
+    # Parks, gardens and squares only; Tekla Hultinin aukio is two outlines.
+    assert len(ground.wholly_within_m(ground.CATHEDRAL, 1000)) == 19
     must, lacks = ground.capabilities()
     assert "routes" in must and "where: central Helsinki" in must and list(lacks) == ["traffic"]
 

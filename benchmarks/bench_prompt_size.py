@@ -1,5 +1,6 @@
-"""Measure what the tools cost in a prompt: the data tools scoped vs unscoped, and a whole
-turn's tool surface with and without the classifier.
+"""Measure what the tools cost in a prompt: the data tools scoped vs unscoped, ``use_tools``
+(the tools the classifier left out, one line each), and a whole turn's tool surface with
+and without the classifier.
 
 A tool costs its description plus its input JSON schema, sent with every model step of a
 turn. Sizes are characters of the compact JSON a provider receives (name, description,
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import json
 
+from geomint.agent._surface import USE_TOOLS, ToolSurface
 from geomint.agent.classifier import classifier_prompt
 from geomint.state import ENTRY_KINDS
 from geomint.tools import DEFAULT_TOOLS, ToolEntry
@@ -51,7 +53,20 @@ def main() -> None:
         "analyse_data", DEFAULT_TOOLS["analyse_data"].for_scope(DataScope(kinds=["places"]))
     )
     seed += _size("present_figure", DEFAULT_TOOLS["present_figure"])
-    print(_row("seed example turn, classifier on", seed, "analyse_data (places) + present_figure"))
+    picked = ("analyse_data", "present_figure")
+    surface = ToolSurface(entries=dict(DEFAULT_TOOLS), picked=picked)
+    use = _size(USE_TOOLS, surface.use_tools())
+    left_out = len(surface.left_out)
+    print(
+        _row(f"`{USE_TOOLS}` listing the seed turn's {left_out} other tools", use, "one line each")
+    )
+    print(
+        _row(
+            "seed example turn, classifier on",
+            seed + use,
+            "analyse_data (places) + present_figure + use_tools",
+        )
+    )
     print(_row(f"every default tool, classifier off ({len(DEFAULT_TOOLS)})", everything, "terse"))
     print(
         _row(

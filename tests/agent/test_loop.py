@@ -83,7 +83,8 @@ def test_seed_example_bar_chart_of_places_by_category_end_to_end(
     (tool,) = [t for t in info.function_tools if t.name == "analyse_data"]
     properties = tool.parameters_json_schema["properties"]
     assert "places_entry_ids" in properties and "routes_entry_ids" not in properties
-    assert {t.name for t in info.function_tools} == {"analyse_data", "present_figure"}
+    # The others are left out, within reach through use_tools.
+    assert {t.name for t in info.function_tools} == {"analyse_data", "present_figure", "use_tools"}
     # The log holds the analysis, the figure shown, and both messages.
     events = [e.body for e in agent.chats.trace(chat, result.run_id)]
     assert any(isinstance(b, AnalysisRecorded) and b.name == "category-bar" for b in events)

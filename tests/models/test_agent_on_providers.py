@@ -10,6 +10,7 @@ import pytest
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_chat
 from geomint.models import resolve_model
+from geomint.providers import default_providers
 from geomint.sandbox import Sandbox
 from geomint.store import Chats, MemoryStore
 from geomint.testing import StubLLMServer, StubReply
@@ -70,9 +71,10 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
     assert result.figures[0].value == 1346
     classifier, *loop = stub.received
     assert len(loop) == 3  # three model steps after the classifier's one call
-    # The loop's first request carried only the two chosen tools, analyse_data scoped.
+    # The loop's first request carried only the two chosen tools, analyse_data scoped,
+    # and use_tools, which activates the others.
     tools = wire.tools(loop[0].body)
-    assert set(tools) == {"analyse_data", "present_figure"}
+    assert set(tools) == {"analyse_data", "present_figure", "use_tools"}
     properties = tools["analyse_data"]["schema"]["properties"]
     assert "places_entry_ids" in properties and "byod_entry_ids" not in properties
     # What went back to the model is a digest: ids and figures, never the features.
@@ -81,3 +83,45 @@ async def test_a_whole_turn_runs_on_the_providers_model_class(
     assert returned["figures"][0]["id"] == "v1"
     assert "coordinates" not in results[-1]
     assert "final_result" in json.dumps(wire.tools(classifier.body))
+
+
+@pytest.mark.parametrize("wire", [OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
+async def test_a_tool_the_classifier_left_out_is_reached_within_the_turn(
+    wire: Wire, stub: StubLLMServer, in_process: Sandbox
+) -> None:
+    cafes = {"category": "cafe", "where": {"queries": [{"query": "Esplanadinpuisto"}]}}
+    stub.script(
+        StubReply.call("final_result", {"tools": ["locate_place"], "scopes": {}}),
+        # A call to a tool the model was not shown, then use_tools, then the tool itself.
+        StubReply.call("discover_places", cafes),
+        StubReply.call("use_tools", {"names": ["fit_bounds"]}),
+        StubReply.call("discover_places", cafes),
+        StubReply.call("fit_bounds", {"entry_ids": ["places-1"]}),
+        StubReply.say("Found one café."),
+    )
+    model = resolve_model(wire.spec, base_url=stub.url + wire.root, api_key="k", max_retries=0)
+    agent = MapAgent(
+        model=model,
+        registry=DEFAULT_TOOLS,
+        chats=Chats(MemoryStore()),
+        sandbox=in_process,
+        settings=ToolSettings(),
+        providers=default_providers({}),
+        owns_store=False,
+    )
+    async with model:  # type: ignore[attr-defined]
+        result = await agent.run("Cafés in the Esplanade park", chat_id="reach")
+
+    assert result.errors == [], result.errors
+    assert [(c["name"], c["ok"]) for c in result.tool_calls] == [
+        ("discover_places", False),
+        ("use_tools", True),
+        ("discover_places", True),
+        ("fit_bounds", True),
+    ]
+    assert result.tool_calls[0]["result"]["not_run"] is True
+    _, *loop = stub.received
+    shown = [set(wire.tools(request.body)) for request in loop]
+    assert shown[0] == {"locate_place", "use_tools"}
+    assert shown[1] == {"locate_place", "use_tools", "discover_places"}
+    assert shown[2] == shown[1] | {"fit_bounds"} == shown[3] == shown[4]

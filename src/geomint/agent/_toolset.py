@@ -7,6 +7,9 @@
   cut to a size budget for the model once, here.
 - After two failures of the same tool with the same arguments, the result tells the
   model to stop calling it and explain; a third identical call is not run at all.
+- A call to a tool the model was not shown at that step (:mod:`geomint.agent._surface`)
+  is not run: it is kept, with a result that says the tool is active now and to call it
+  again. It does not count as a failure.
 - Each call gets a context of its own. Calls that change the chat run one at a time
   (entry ids and the ledger are handed out in order); calls that only read it
   (``ToolEntry.changes_chat`` false) run beside them.
@@ -34,6 +37,7 @@ from pydantic import BaseModel, ValidationError
 from pydantic_ai import RunContext, Tool
 
 from geomint import audit
+from geomint.agent._surface import ToolSurface
 from geomint.errors import ModelFacingError, UsageError
 from geomint.state import (
     ApprovalAsked,
@@ -141,6 +145,8 @@ class TurnTools:
         before_call: Called before a call is recorded (the answer's text so far is kept
             first, so the log has text and tool calls in the order they came).
         lock: Held by calls that change the chat, one at a time; reads run beside them.
+        surface: Which tools the model is shown at each step; a call to one it was not
+            shown is answered from here, not run. None: every tool is shown.
     """
 
     context: ToolContext
@@ -151,6 +157,7 @@ class TurnTools:
     before_call: Callable[[], None] | None = None
     failures: dict[tuple[str, str], int] = field(default_factory=dict)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    surface: ToolSurface | None = None
 
 
 def build_tools(
@@ -183,6 +190,8 @@ def _runner(
             turn.before_call()
         safe = plain_json(arguments)
         ctx.append([ToolCalled(call_id=call_id, tool=name, arguments=safe)])
+        if turn.surface is not None and not turn.surface.was_shown(name):
+            return _finish(turn, ctx, name, arguments, turn.surface.not_shown(name), failed=True)
         key = (name, json.dumps(arguments, sort_keys=True, default=str))
         if turn.failures.get(key, 0) >= _MAX_FAILURES:
             model: dict[str, Any] = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}

@@ -5,7 +5,8 @@ The model sees each tool's one-line ``classification_prompt``, its ``depends_on`
 for a scopable tool, its ``scope_prompt``; then the last few messages, cut short. A pick of
 a scopable tool without a valid scope is sent back with the validation error, twice at
 most; after that the tool stays with its terse unscoped surface. Any other failure fails
-open: every tool, unscoped.
+open: every tool, unscoped. A tool not picked stays within the model's reach for the turn
+(:mod:`geomint.agent._surface`).
 """
 
 from __future__ import annotations
@@ -74,7 +75,7 @@ def classifier_prompt(registry: Mapping[str, ToolEntry[Any]]) -> str:
         "Tools:",
     ]
     for name, spec in registry.items():
-        line = f"- {name}: {spec.classification_prompt or _first_line(spec)}"
+        line = f"- {name}: {tool_line(spec)}"
         if spec.depends_on:
             line += f" (needs {', '.join(spec.depends_on)})"
         if spec.scope_schema is not None:
@@ -83,8 +84,9 @@ def classifier_prompt(registry: Mapping[str, ToolEntry[Any]]) -> str:
     return "\n".join(lines)
 
 
-def _first_line(entry: ToolEntry[Any]) -> str:
-    return entry.description.split("\n", 1)[0][:160]
+def tool_line(entry: ToolEntry[Any]) -> str:
+    """A tool in one line: its ``classification_prompt``, else its description's first line."""
+    return entry.classification_prompt or entry.description.split("\n", 1)[0][:160]
 
 
 def _conversation(history: Sequence[tuple[str, str]], prompt: str) -> str:

@@ -41,6 +41,7 @@ from pydantic_ai.messages import TextPart as ModelText
 from pydantic_ai.models import Model
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
+from geomint.agent._surface import USE_TOOLS, ShowSurface, ToolSurface
 from geomint.agent._toolset import (
     ApprovalRequest,
     Approve,
@@ -300,6 +301,11 @@ class MapAgent:
     ) -> None:
         if max_steps < 1:
             raise UsageError(f"max_steps must be at least 1; got {max_steps}")
+        if USE_TOOLS in registry:
+            raise UsageError(
+                f"{USE_TOOLS!r} is the agent's own tool (it activates tools the classifier "
+                "did not pick); give your tool another name"
+            )
         self.model = model
         served = providers or Providers()
         #: Tools of ``registry`` not offered, each with the capabilities no provider serves.
@@ -356,13 +362,20 @@ class MapAgent:
         return dict(describe_model(self.model))
 
     def tools_for(self, classification: Classification | None) -> dict[str, ToolEntry[Any]]:
-        """The entries active for a turn, scoped where the classifier gave a scope."""
-        active: dict[str, ToolEntry[Any]] = {}
-        names = classification.active if classification else tuple(self.registry)
-        for name in names:
+        """The entries the model is shown at a turn's first step: the picked tools, scoped
+        where the classifier gave a scope, and ``use_tools`` (which activates the others)
+        when the classifier left any out."""
+        return self._surface(classification).shown_entries()
+
+    def _surface(self, classification: Classification | None) -> ToolSurface:
+        """Every tool offered, built for the turn (a tool the classifier did not pick is
+        terse and unscoped, as without a classifier), and which of them are picked."""
+        entries: dict[str, ToolEntry[Any]] = {}
+        for name, entry in self.registry.items():
             scope = classification.scopes.get(name) if classification else None
-            active[name] = self._with_coverage(self.registry[name].for_scope(scope))
-        return active
+            entries[name] = self._with_coverage(entry.for_scope(scope))
+        picked = classification.active if classification else tuple(self.registry)
+        return ToolSurface(entries=entries, picked=picked, not_offered=self.not_offered)
 
     def _with_coverage(self, entry: ToolEntry[Any]) -> ToolEntry[Any]:
         """A provider tool's entry with what its providers cover, so the model knows the
@@ -449,6 +462,7 @@ class MapAgent:
         context = self.context(
             chat_id, run_id, on_append=run.on_append, on_progress=run.on_progress
         )
+        surface = self._surface(classification)
         turn = TurnTools(
             context=context,
             budget=self.settings.digest_chars,
@@ -456,6 +470,7 @@ class MapAgent:
             approve=approve,
             policy=self.approval_policy,
             before_call=run.flush_text,
+            surface=surface,
         )
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
@@ -463,7 +478,10 @@ class MapAgent:
             # The note on what the chat holds is written for each model request, so it is
             # current at every step of the turn (a fetch in step one is listed in step two).
             instructions=[INSTRUCTIONS, lambda: state_note(run.workspace, self.loadable_files)],
-            tools=build_tools(self.tools_for(classification), turn, scopes),
+            # Every tool can be called; each step shows the model the picked ones and those
+            # it activated (a tool the classifier left out stays within reach).
+            tools=build_tools(surface.all_entries(), turn, scopes),
+            capabilities=[ShowSurface(surface)],
             name="geomint",
         )
         task = asyncio.create_task(self._drive(agent, prompt, history, run))

@@ -9,6 +9,7 @@ const TOOL_WORDS = {
   locate_place: "locating", get_boundaries: "fetching boundaries", set_route: "routing",
   find_reachable_areas: "finding reachable areas", get_traffic_incidents: "fetching incidents",
   add_byod_layer: "loading your layer", present_figure: "presenting figures",
+  use_tools: "activating tools",
 };
 
 export function userMessage(text) {

@@ -788,3 +788,56 @@ async def test_own_layers_answer_where_the_provider_cannot(ctx: ToolContext) -> 
         {"category": "cafe", "near": {"lon": 25.5, "lat": 61.0}, "include_my_layers": False},
     )
     assert off.model["code"] == "unsupported"
+
+
+# -- outlines: said where a place has one, and listed -------------------------------------
+
+
+async def test_a_place_that_has_an_outline_says_so_and_how_to_get_it(ctx: ToolContext) -> None:
+    # A park came back as a bare point, and an analysis of what lies in it under-counted.
+    out = await run(ctx, "discover_places", {"query": "Esplanadinpuisto", "limit": 1})
+
+    [park] = features(ctx, out["entry_id"])
+    assert park["properties"]["has_outline"] is True
+    assert out["notes"][-1] == (
+        "1 of these are points of an area with an outline ('Esplanadinpuisto'): a point "
+        "stands for the whole area only roughly; get_boundaries(queries=[...]) with their "
+        "names gives their polygons"
+    )
+    cafes = await run(ctx, "discover_places", {"category": "cafe", "limit": 5})
+    assert not any("outline" in note for note in cafes.get("notes", []))
+
+
+async def test_get_boundaries_lists_the_outlines_it_has(ctx: ToolContext) -> None:
+    out = await run(ctx, "get_boundaries", {"list_names": True})
+
+    assert out["note"] == (
+        "besides these, every country's outline; ask get_boundaries with queries=[names]"
+    )
+    assert "Kaisaniemen puisto" in out["names"]["park"]
+    assert "Senaatintori" in out["names"]["square"]
+    assert out["names"]["cathedral"] == ["Helsingin tuomiokirkko"]
+    assert not ctx.refresh().entries  # a listing is no entry
+
+
+async def test_a_provider_with_no_list_of_outlines_says_to_ask_by_name(
+    make_ctx: MakeCtx,
+) -> None:
+    class Worldwide:
+        name = "worldwide"
+
+        async def boundary(self, query: str, *, limit: int = 1) -> Found:
+            raise AssertionError("not asked")
+
+    ctx = make_ctx(providers=Providers(boundaries=Worldwide()))
+    out = await run(ctx, "get_boundaries", {"list_names": True})
+    assert out == {
+        "names": None,
+        "note": "worldwide finds outlines by name wherever it has them and keeps no list: "
+        "ask by name",
+    }
+
+
+async def test_get_boundaries_needs_a_name_or_the_listing(ctx: ToolContext) -> None:
+    with pytest.raises(ValidationError, match="give queries"):
+        await call(ctx, "get_boundaries", {})

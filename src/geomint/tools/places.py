@@ -264,7 +264,33 @@ async def _discover(arguments: DiscoverInput, ctx: ToolContext) -> ToolResult:
     )
     if notes:
         result.model.setdefault("notes", []).extend(notes)
+    outlined = _with_outlines(ctx, result)
+    if outlined:
+        result.model.setdefault("notes", []).append(outlined)
     return result
+
+
+def _with_outlines(ctx: ToolContext, result: ToolResult) -> str:
+    """A note naming the places found that have an outline (a park, a square, a
+    building): as points they under-count what lies in them."""
+    entry_id = result.model.get("entry_id")
+    if not entry_id:
+        return ""
+    names = [
+        str(props.get("name"))
+        for f in ctx.entry_data(entry_id)["features"]
+        if (props := f.get("properties") or {}).get("has_outline")
+    ]
+    if not names:
+        return ""
+    shown = ", ".join(repr(n) for n in names[:5]) + (
+        f" and {len(names) - 5} more" if len(names) > 5 else ""
+    )
+    return (
+        f"{len(names)} of these are points of an area with an outline ({shown}): a point "
+        "stands for the whole area only roughly; get_boundaries(queries=[...]) with their "
+        "names gives their polygons"
+    )
 
 
 def _own_layer_places(
@@ -345,7 +371,18 @@ class BoundariesInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    queries: list[str] = Field(min_length=1, max_length=10, description="Named places.")
+    queries: list[str] = Field(default_factory=list, max_length=10, description="Named places.")
+    list_names: bool = Field(
+        default=False,
+        description="List the names of the outlines the provider has instead (where it "
+        "has a finite list: the offline provider's central Helsinki).",
+    )
+
+    @model_validator(mode="after")
+    def _something_asked(self) -> BoundariesInput:
+        if not self.queries and not self.list_names:
+            raise ValueError("give queries (the names of places), or list_names=true")
+        return self
 
 
 async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResult:
@@ -353,6 +390,8 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
     if providers is None or providers.boundaries is None:
         raise no_provider("boundaries")
     source = providers.boundaries
+    if arguments.list_names:
+        return _boundary_names(source)
 
     async def all_of() -> Any:
         # One unknown name must not lose the others: found ones are kept, misses noted.
@@ -383,14 +422,38 @@ async def _boundaries(arguments: BoundariesInput, ctx: ToolContext) -> ToolResul
         tool="get_boundaries",
         kind="geometries",
         label=", ".join(arguments.queries),
-        request=arguments.model_dump(),
+        request={"queries": arguments.queries},
         call=all_of,
+    )
+
+
+def _boundary_names(source: object) -> ToolResult:
+    """The names of the outlines a provider with a finite list has, by kind."""
+    listing = getattr(source, "boundary_names", None)
+    if not callable(listing):
+        return ToolResult(
+            model={
+                "names": None,
+                "note": f"{getattr(source, 'name', 'the provider')} finds outlines by name "
+                "wherever it has them and keeps no list: ask by name",
+            }
+        )
+    names: dict[str, list[str]] = listing()
+    return ToolResult(
+        model={
+            "names": names,
+            "note": "besides these, every country's outline; ask get_boundaries with "
+            "queries=[names]",
+        }
     )
 
 
 GET_BOUNDARIES: Final = ToolEntry(
     needs=frozenset({"boundaries"}),
-    description="Get the boundary polygons of named places (countries, cities, districts, parks).",
+    description=(
+        "Get the boundary polygons of named places (countries, cities, districts, parks). "
+        "list_names=true lists the outlines the provider has, where it has a finite list."
+    ),
     input_schema=BoundariesInput,
     execute=_boundaries,
     effects=frozenset({"network", "fetched_entry"}),

@@ -191,6 +191,23 @@ class OfflineProvider:
         return list(bundled.demo_boundaries()["features"])
 
     @cached_property
+    def _outline_ids(self) -> frozenset[str]:
+        """The ids of the places whose outline is among the boundaries (a park, a square,
+        a landmark building): the same OpenStreetMap way or relation."""
+        return frozenset(f["properties"]["id"] for f in self._parks)
+
+    def boundary_names(self) -> dict[str, list[str]]:
+        """Every outline it has by name, by kind ("park": [...], ...), countries aside:
+        what ``get_boundaries`` can be asked for in central Helsinki."""
+        names: dict[str, list[str]] = {}
+        for feature in self._parks:
+            props = feature["properties"]
+            listed = names.setdefault(props["kind"], [])
+            if props["name"] not in listed:
+                listed.append(props["name"])
+        return {kind: sorted(listed) for kind, listed in sorted(names.items())}
+
+    @cached_property
     def _countries(self) -> list[dict[str, Any]]:
         return list(bundled.countries()["features"])
 
@@ -593,6 +610,8 @@ class OfflineProvider:
             }
             if position in distance_of:
                 props["distance_m"] = round(distance_of[position], 1)
+            if props.get("id") in self._outline_ids:
+                props["has_outline"] = True
             # A fresh geometry: the caller may change what it gets, not the provider's copy.
             point = {"type": "Point", "coordinates": list(feature["geometry"]["coordinates"])}
             features.append({"type": "Feature", "geometry": point, "properties": props})

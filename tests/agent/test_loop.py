@@ -559,7 +559,7 @@ def test_the_model_reads_what_the_providers_cover_in_the_tools(tmp_path: Path) -
         box = f"(bbox {west:.3f}, {south:.3f}, {east:.3f}, {north:.3f})"
         for name in ("locate_place", "discover_places", "get_boundaries", "set_route"):
             coverage = tools[name].description.rsplit("\n", 1)[-1]
-            assert coverage.startswith("Coverage: offline: bundled data only: places, parks")
+            assert coverage.startswith("Coverage: offline: bundled data only: places, landmarks")
             assert box in coverage and "cities of 100,000 people or more" in coverage
         assert "Coverage" not in tools["analyse_data"].description  # not a provider's tool
     finally:

@@ -170,9 +170,10 @@ class OfflineProvider:
         """What it can answer, in a sentence the model reads in the tools' descriptions."""
         west, south, east, north = bundled.bounds()
         return (
-            f"bundled data only: places, parks, squares and streets of central Helsinki "
-            f"(bbox {west:.3f}, {south:.3f}, {east:.3f}, {north:.3f}), routes and reachable "
-            "areas inside it; countries worldwide; cities of 100,000 people or more"
+            f"bundled data only: places, landmarks, parks and streets of central Helsinki "
+            f"(bbox {west:.3f}, {south:.3f}, {east:.3f}, {north:.3f}), named in Finnish, "
+            "English or Swedish; routes and reachable areas inside it; countries; cities "
+            "of 100,000 people or more"
         )
 
     # -- data, loaded on first use ---------------------------------------------------------

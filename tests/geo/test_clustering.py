@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from geomint import geo
+from geomint.sandbox import to_json_safe
 
 
 def _incident(key: str, geometry: dict[str, object], magnitude: int = 1) -> dict[str, object]:
@@ -70,3 +73,42 @@ def test_cluster_summary_fields() -> None:
     east = geo.cluster(EAST, eps_m=100).clusters[0]
     assert east.centroid == pytest.approx((10.801, 59.95))
     assert east.bbox == pytest.approx((10.80, 59.95, 10.802, 59.95))
+
+
+def test_every_cluster_has_an_area_that_holds_its_members() -> None:
+    result = geo.cluster(INCIDENTS, eps_m=200)
+    east, jam = result.clusters
+    assert east.hull.geom_type == jam.hull.geom_type == "Polygon"
+    # Three points in a row have a line for a hull: the area is 100 m (eps_m / 2) round it.
+    assert geo.area_m2(east.hull) == pytest.approx(2 * 112 * 100 + math.pi * 100**2, rel=0.02)
+    for group in result.clusters:
+        members = [geo.to_shapely(INCIDENTS[i]) for i in group.members]
+        assert all(group.hull.buffer(1e-9).contains(m) for m in members)
+
+
+def test_a_clustering_reads_back_from_its_json_form() -> None:
+    result = geo.cluster(INCIDENTS, eps_m=200)
+    as_json = to_json_safe(result)  # what the sandbox returns for one
+    back = geo.Clustering.from_json(as_json)
+    assert [(c.id, c.members, c.keys) for c in back.clusters] == [
+        (c.id, c.members, c.keys) for c in result.clusters
+    ]
+    assert back.clusters[0].hull.equals_exact(result.clusters[0].hull, 1e-9)
+    assert (back.noise, back.skipped) == (result.noise, result.skipped)
+
+
+def test_previous_may_be_the_json_form_and_ids_can_be_matched_later() -> None:
+    first = to_json_safe(geo.cluster(INCIDENTS, eps_m=200))
+    newcomers = [_incident(f"n{i}", _at(11.0, 60.0 + i * 0.0005)) for i in range(4)]
+    moved = [*newcomers, *INCIDENTS]
+    later = geo.cluster(moved, eps_m=200, previous=first)
+    assert [(c.id, c.keys) for c in later.clusters] == [
+        (2, ("n0", "n1", "n2", "n3")),
+        (0, ("e0", "e1", "e2")),
+        (1, ("jam", "a")),
+    ]
+    # The same ids when a clustering made without previous is matched afterwards.
+    unmatched = geo.cluster(moved, eps_m=200)
+    assert [c.id for c in unmatched.clusters] == [0, 1, 2]
+    assert unmatched.with_ids_from(first) == later
+    assert later.with_ids_from(None).clusters[0].id == 0

@@ -11,6 +11,7 @@ import shapely
 from geomint import geo
 
 POINT = {"type": "Point", "coordinates": [4.9, 52.37]}
+_CLUSTER = {"id": 0, "members": [0], "keys": [0], "centroid": [4.9, 52.37], "bbox": [4.9] * 4}
 LINE = {"type": "LineString", "coordinates": [[4.9, 52.37], [4.91, 52.38]]}
 
 
@@ -112,6 +113,33 @@ LINE = {"type": "LineString", "coordinates": [[4.9, 52.37], [4.91, 52.38]]}
         (lambda: geo.cluster([POINT], min_members=0), "got min_members=0; pass 1 or more"),
         (lambda: geo.cluster([POINT], max_clusters=-1), "got max_clusters=-1; pass 0 or more"),
         (lambda: geo.cluster(POINT), "got a single 'Point'; pass a list of incident Features"),
+        (
+            lambda: geo.cluster([POINT], pre_filter="magnitude >= 3"),  # type: ignore[arg-type]
+            "got pre_filter as a str; pass a function of one incident, e.g. "
+            "lambda f: f['properties']['magnitude'] >= 3",
+        ),
+        (
+            lambda: geo.cluster([POINT], previous={"features": []}),
+            "got previous as a dict without 'clusters'; pass an earlier result of cluster() "
+            "(or its JSON form), or None",
+        ),
+        (
+            lambda: geo.Clustering.from_json([]),
+            "got a list that is not a clustering; pass what cluster() returned, as JSON: "
+            "{'clusters': [...], 'noise': [...], 'skipped': [...]}",
+        ),
+        (
+            lambda: geo.Clustering.from_json({"clusters": [{"id": 0, "members": [0]}]}),
+            "clusters[0] lacks keys, centroid, bbox, hull; pass what cluster() returned, unchanged",
+        ),
+        (
+            lambda: geo.Clustering.from_json({"clusters": [], "noise": [0.5]}),
+            "got noise=[0.5]; pass a list of feature indices",
+        ),
+        (
+            lambda: geo.Clustering.from_json({"clusters": [{**_CLUSTER, "hull": POINT}]}),
+            "clusters[0] has a Point for a hull; a hull is an area",
+        ),
     ],
 )
 def test_error_messages(call: object, message: str) -> None:

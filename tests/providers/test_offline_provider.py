@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import time
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -22,7 +23,7 @@ from tests.providers.contract import (
 
 from geomint.provenance import Provenance
 from geomint.providers import bundled
-from geomint.providers.base import Found, ProviderMiss, Providers
+from geomint.providers.base import Found, ProviderMiss, Providers, TravelMode
 from geomint.providers.offline import OfflineProvider
 
 pytestmark = pytest.mark.anyio
@@ -443,7 +444,20 @@ async def test_route_refusals(provider: OfflineProvider) -> None:
 async def test_ten_minutes_walk_holds_near_cafes_not_far_ones(provider: OfflineProvider) -> None:
     found = await provider.reachable(RAUTATIENTORI, time_s=600, mode="walk")
     area = shape(found.data["features"][0]["geometry"])
-    assert any("edge of the offline road graph" in note for note in found.notes)
+    assert found.notes == (
+        "built on the bundled OpenStreetMap street and path graph of central Helsinki: the "
+        "ways walking may use, followed from the graph's node nearest the origin (3 m away) "
+        "for up to 10 min at a steady 5 km/h, with no traffic",
+        "the area is every street reached, 25 m either side (the street the budget runs out "
+        "on, up to where it does), with every gap under 4 ha that those streets enclose "
+        "filled in",
+        "it may over-count: a filled-in gap (a block, with its buildings and courtyards) "
+        "counts as reached though no path into it was followed",
+        "it may under-count: a gap of 4 ha or more (a large park, a rail yard, water) is left "
+        "out beyond 25 m of its streets, and paths missing from the graph were not followed",
+        "the area reaches the edge of the offline road graph: streets beyond it are not in "
+        "the graph, so the area is cut there and under-counts on that side",
+    )
     assert area.exterior.is_ccw, "RFC 7946: exterior rings counter-clockwise"
     cafes = (await provider.discover(category="cafe", limit=500)).data["features"]
     near = [f for f in cafes if haversine_m(f["geometry"]["coordinates"], RAUTATIENTORI) < 250]
@@ -458,6 +472,72 @@ async def test_ten_minutes_walk_holds_near_cafes_not_far_ones(provider: OfflineP
         walk = await provider.route([RAUTATIENTORI, cafe["geometry"]["coordinates"]], mode="walk")
         assert walk.data["features"][0]["properties"]["summary"]["duration_s"] > 720
         assert not area.contains(shape(cafe["geometry"]))
+
+
+async def test_a_driving_area_by_distance_says_its_budget_and_ignores_the_hour(
+    provider: OfflineProvider,
+) -> None:
+    found = await provider.reachable(
+        SENAATINTORI, distance_m=300, mode="car", depart_at=datetime(2026, 5, 4, 8, tzinfo=UTC)
+    )
+    assert found.notes[0] == (
+        "built on the bundled OpenStreetMap street and path graph of central Helsinki: the "
+        "ways cars may use, followed from the graph's node nearest the origin (63 m away) for "
+        "up to 300 m along them"
+    )
+    assert found.notes[-1] == (
+        "the departure time was not used: the offline graph has no traffic, so the area is "
+        "the same at any hour"
+    )
+
+
+@pytest.mark.parametrize(
+    ("mode", "pace"),
+    [
+        ("bike", "at a steady 15 km/h"),
+        (
+            "truck",
+            "at each way's speed limit (or its class's usual urban speed) times 0.7 for "
+            "city-centre driving, at most 35 km/h",
+        ),
+    ],
+)
+async def test_a_timed_area_says_the_pace_it_assumed(
+    provider: OfflineProvider, mode: TravelMode, pace: str
+) -> None:
+    found = await provider.reachable(SENAATINTORI, time_s=60, mode=mode)
+    assert found.notes[0].endswith(f"for up to 1 min {pace}, with no traffic")
+
+
+async def test_one_alternative_asked_for_is_named_in_the_singular(
+    provider: OfflineProvider,
+) -> None:
+    found = await provider.route([RAUTATIENTORI, SENAATINTORI], mode="walk", alternatives=1)
+    assert found.notes[2] == (
+        "the offline router finds one route: the alternative asked for was not looked for"
+    )
+
+
+async def test_a_route_says_what_the_offline_router_did_not_do(
+    provider: OfflineProvider,
+) -> None:
+    found = await provider.route(
+        [RAUTATIENTORI, SENAATINTORI],
+        mode="car",
+        alternatives=2,
+        depart_at=datetime(2026, 5, 4, 8, tzinfo=UTC),
+    )
+    assert found.count == 1
+    assert found.notes == (
+        "the fastest way for cars on the bundled OpenStreetMap street and path graph of "
+        "central Helsinki, timed at each way's speed limit (or its class's usual urban speed) "
+        "times 0.7 for city-centre driving: travel times are estimates, with no traffic",
+        "the route runs between the graph's nodes nearest the waypoints (21 m, 63 m away, in "
+        "order): the way to and from them is not in its length or time",
+        "the offline router finds one route: the 2 alternatives asked for were not looked for",
+        "the departure time only dates the summary: with no traffic, travel times are the "
+        "same at any hour",
+    )
 
 
 async def test_reachable_budget_refusals(provider: OfflineProvider) -> None:

@@ -627,6 +627,14 @@ async def test_reachable_by_time_is_a_valhalla_isochrone(
     assert feature["properties"]["contour"] == 10.0
     (source,) = found.sources
     assert (source.source_id, source.evidence) == ("osm-valhalla", "modelled")
+    assert found.notes == (
+        "the area is Valhalla's isochrone for car within 10 min: an outline round the roads "
+        "reached, timed by its speed model, with no traffic",
+        "it may over-count: all land inside the outline counts as reached, between the roads "
+        "reached too",
+        "it may under-count: Valhalla keeps only the largest area reached (denoise 1), so a "
+        "pocket reached apart from it is left out",
+    )
 
 
 async def test_reachable_by_distance_is_in_kilometres(
@@ -637,6 +645,7 @@ async def test_reachable_by_distance_is_in_kilometres(
     assert body["contours"] == [{"distance": 1.5}] and body["costing"] == "pedestrian"
     props = found.data["features"][0]["properties"]
     assert props["budget"] == {"distance_m": 1500} and props["mode"] == "walk"
+    assert found.notes[0].startswith("the area is Valhalla's isochrone for walk within 1500 m:")
 
 
 async def test_a_budget_must_be_one_and_positive(

@@ -432,11 +432,20 @@ async def test_reachable_by_time_sends_lat_lon_and_closes_the_ring(
     assert sent.param("timeBudgetInSec") == "600" and sent.param("travelMode") == "car"
     assert "distanceBudgetInMeters" not in sent.query
     assert found.sources[0].evidence == "modelled"
+    assert found.notes == (
+        "the area is TomTom's reachable range for a car within 10 min: one outline round "
+        "what its routing reaches, timed with historic and live traffic at the departure time",
+        "it may over-count: all land inside the outline counts as reached, between the roads "
+        "reached too",
+    )
 
 
 async def test_reachable_by_distance(provider: TomTomProvider, server: RecordedServer) -> None:
     found = await provider.reachable(STATION, distance_m=2_000, mode="truck")
     assert found.data["features"][0]["properties"]["budget"] == {"distance_m": 2_000}
+    assert found.notes[0].startswith(
+        "the area is TomTom's reachable range for a truck within 2000 m:"
+    )
     (sent,) = server.sent(r"/routing/1/calculateReachableRange/.+/json")
     assert sent.param("distanceBudgetInMeters") == "2000" and sent.param("travelMode") == "truck"
 

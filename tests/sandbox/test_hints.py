@@ -127,6 +127,11 @@ CASES: list[tuple[str, str, str]] = [
     ("near-miss-name", "return geopandas.GeoDataFrame()", "`gpd`"),
     ("near-miss-name", "return turf.area(geometries_by_entry)", "`geo`"),
     (
+        "near-miss-name",
+        "return cluster(incidents_by_entry['incidents-1'], eps_m=300)",
+        "Did you mean `geo.cluster`?",
+    ),
+    (
         "shape-null-geometry",
         "feats = places_by_entry['places-2']['features']\n"
         "return [shapely.geometry.shape(f['geometry']).wkt for f in feats]",

@@ -624,3 +624,31 @@ def test_every_allowed_module_imports_in_every_mode(any_mode: Sandbox) -> None:
     result = any_mode.run(body)
     assert result.ok, result.error
     assert result.value == modules
+
+
+def test_geo_cluster_runs_in_every_mode(any_mode: Sandbox) -> None:
+    # Pure computation (numpy, shapely, pyproj): the confined worker clusters without the
+    # host, with the model's own pre_filter, and `previous` as the JSON it gets back.
+    incidents = [
+        {"type": "Feature", "id": i, "properties": {"m": m}, "geometry": g}
+        for i, (m, g) in enumerate(
+            [
+                (3, {"type": "Point", "coordinates": [24.9400, 60.17]}),
+                (3, {"type": "Point", "coordinates": [24.9405, 60.17]}),
+                (0, {"type": "Point", "coordinates": [24.9410, 60.17]}),
+                (4, {"type": "LineString", "coordinates": [[24.95, 60.17], [24.96, 60.17]]}),
+                (4, {"type": "Point", "coordinates": [24.9550, 60.1705]}),
+            ]
+        )
+    ]
+    previous = {"clusters": [{"id": 7, "keys": [3, 4]}]}
+    code = (
+        "found = geo.cluster(incidents, eps_m=100, "
+        "pre_filter=lambda f: f['properties']['m'] >= 3, previous=previous)\n"
+        "return [[c.id, c.members, c.hull.geom_type] for c in found.clusters], found.skipped"
+    )
+    result = any_mode.run(code, inputs={"incidents": incidents, "previous": previous})
+    assert result.ok, result.error
+    # Two clusters of two, in input order; the one that shares members with `previous`
+    # keeps its id 7, the other takes the next id.
+    assert result.value == [[[8, [0, 1], "Polygon"], [7, [3, 4], "Polygon"]], [2]]

@@ -625,6 +625,49 @@ async def test_reachable_by_time_or_distance(
     assert ctx.refresh().entries["ranges-1"].latest.label == label
 
 
+async def test_a_walking_area_says_how_it_was_built_and_where_it_may_be_wrong(
+    ctx: ToolContext,
+) -> None:
+    # The area fills every enclosed block under 4 ha: its notes used to say only that it
+    # was cut at the graph's edge (an under-count), never that it may count too much.
+    out = await run(
+        ctx,
+        "find_reachable_areas",
+        {"origin": {"query": "Rautatientori"}, "mode": "walk", "time_s": 300},
+    )
+    assert out["notes"] == [
+        "built on the bundled OpenStreetMap street and path graph of central Helsinki: the "
+        "ways walking may use, followed from the graph's node nearest the origin (38 m away) "
+        "for up to 5 min at a steady 5 km/h, with no traffic",
+        "the area is every street reached, 25 m either side (the street the budget runs out "
+        "on, up to where it does), with every gap under 4 ha that those streets enclose "
+        "filled in",
+        "it may over-count: a filled-in gap (a block, with its buildings and courtyards) "
+        "counts as reached though no path into it was followed",
+        "it may under-count: a gap of 4 ha or more (a large park, a rail yard, water) is left "
+        "out beyond 25 m of its streets, and paths missing from the graph were not followed",
+    ]
+
+
+async def test_a_route_says_how_it_was_found_and_timed(ctx: ToolContext) -> None:
+    out = await run(
+        ctx,
+        "set_route",
+        {
+            "origin": {"query": "Rautatientori"},
+            "destination": {"query": "Senaatintori"},
+            "mode": "walk",
+        },
+    )
+    assert out["notes"] == [
+        "the fastest way for walking on the bundled OpenStreetMap street and path graph of "
+        "central Helsinki, timed at a steady 5 km/h: travel times are estimates, with no "
+        "traffic",
+        "the route runs between the graph's nodes nearest the waypoints (38 m, 22 m away, in "
+        "order): the way to and from them is not in its length or time",
+    ]
+
+
 @pytest.mark.parametrize("budget", [{}, {"time_s": 300, "distance_m": 400}])
 def test_reachable_wants_one_budget(budget: dict[str, float]) -> None:
     with pytest.raises(ValidationError, match="give a time_s or a distance_m budget"):

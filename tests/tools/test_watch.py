@@ -1,4 +1,4 @@
-"""Monitors, trackers and incident clusters: code that runs again when its inputs change."""
+"""Monitors and trackers: code that runs again when its inputs change."""
 
 from __future__ import annotations
 
@@ -320,100 +320,10 @@ async def test_a_tracker_can_be_switched_off(ctx: ToolContext) -> None:
     assert len(ctx.refresh().runs_of("crowded")) == 1
 
 
-# -- clustering -----------------------------------------------------------------------
-
-
-def incidents() -> dict[str, Any]:
-    """Three incidents about 50 m apart, two more together 1 km east, one far away."""
-    return collection(
-        point(24.9400, 60.1700, id="i1", category="jam"),
-        point(24.9409, 60.1700, id="i2", category="jam"),  # ~50 m east of i1
-        point(24.9400, 60.1704, id="i3", category="jam"),  # ~45 m north of i1
-        point(24.9580, 60.1700, id="i4", category="roadworks"),
-        point(24.9589, 60.1700, id="i5", category="roadworks"),
-        point(25.1000, 60.2500, id="i6", category="accident"),  # ~11 km away
-    )
-
-
-async def cluster(ctx: ToolContext, **arguments: Any) -> ToolResult:
-    result = await call(
-        ctx,
-        "cluster_incidents",
-        {"incidents_entry_ids": ["incidents-1"], "eps_m": 200, **arguments},
-    )
-    assert isinstance(result, ToolResult)
-    return result
-
-
-async def test_clusters_are_found_and_drawn_as_hulls(ctx: ToolContext) -> None:
-    await seed(ctx, "incidents", incidents())
-    result = await cluster(ctx)
-
-    assert not result.failed
-    assert result.model["cluster_count"] == 2
-    assert [c["members"] for c in result.model["clusters"]] == [3, 2]
-    assert result.model["noise"] == 1
-    assert result.model["stable_ids"] is False
-    assert result.model["entry_id"] == "geometries-1"
-    hulls = ctx.entry_data("geometries-1")["features"]
-    assert [h["geometry"]["type"] for h in hulls] == ["Polygon", "Polygon"]  # a pair: an area too
-    assert [h["properties"]["members"] for h in hulls] == [3, 2]
-    record = ctx.refresh().analyses[result.model["analysis_id"]]
-    assert record.tool == "cluster_incidents"
-    assert record.name is not None
-    assert record.name.startswith("clusters-")
-
-
-async def test_the_same_recipe_keeps_its_cluster_ids(ctx: ToolContext) -> None:
-    await seed(ctx, "incidents", incidents())
-    first = await cluster(ctx)
-    second = await cluster(ctx)
-
-    assert second.model["stable_ids"] is True
-    assert [c["id"] for c in second.model["clusters"]] == [c["id"] for c in first.model["clusters"]]
-    assert second.model["entry_id"] == "geometries-2"
-
-
-async def test_code_can_filter_incidents_before_clustering(ctx: ToolContext) -> None:
-    await seed(ctx, "incidents", incidents())
-    code = "return [f for f in incidents['features'] if f['properties']['category'] == 'jam']"
-    result = await cluster(ctx, code=code)
-
-    assert result.model["cluster_count"] == 1
-    assert result.model["clusters"][0]["members"] == 3
-    assert result.model["noise"] == 0
-
-
-async def test_cluster_code_must_return_features(ctx: ToolContext) -> None:
-    await seed(ctx, "incidents", incidents())
-    result = await cluster(ctx, code="return 5")
-    assert result.failed
-    assert "the cluster code returned int" in result.model["error"]
-    assert ctx.refresh().geometries == ()
-
-
-async def test_no_clusters_write_no_entry(ctx: ToolContext) -> None:
-    await seed(ctx, "incidents", collection(point(24.9, 60.1), point(25.9, 61.1)))
-    result = await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-1"]})
-    assert result.model["cluster_count"] == 0 and result.model["entry_id"] is None
-    assert set(ctx.refresh().entries) == {"incidents-1"}
-
-
 async def test_create_tracker_needs_an_entry_to_watch(ctx: ToolContext) -> None:
     with pytest.raises(ToolError) as caught:
         await call(ctx, "create_tracker", {"name": "t", "rule": "r", "code": "return 1"})
     assert "at least one entry" in caught.value.message
-
-
-async def test_cluster_incidents_refuses_other_kinds(ctx: ToolContext) -> None:
-    await seed(ctx, "places", cafes())
-    await seed(ctx, "incidents", incidents())
-    with pytest.raises(ToolError) as caught:
-        await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["places-1", "incidents-1"]})
-    assert caught.value.message == "places-1 are not incidents entries"
-    with pytest.raises(ToolError) as unknown:
-        await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-7"]})
-    assert unknown.value.hint == "the incidents entries are incidents-1"
 
 
 async def test_every_run_has_now_previous_and_log(ctx: ToolContext) -> None:

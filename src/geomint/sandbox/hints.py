@@ -433,6 +433,9 @@ _TOOL_PREFIX: Final = re.compile(
 _NAME_ALIASES: Final = {
     "numpy": "np", "pandas": "pd", "geopandas": "gpd", "turf": "geo", "geomint": "geo",
     "shp": "shapely", "proj": "pyproj", "Mint": "mint",
+    # clustering is a geo helper, not a name of its own (turf's is clustersDbscan)
+    "cluster": "geo.cluster", "dbscan": "geo.cluster", "DBSCAN": "geo.cluster",
+    "clustersDbscan": "geo.cluster",
 }  # fmt: skip
 _FROM_IMPORTS: Final = {
     **dict.fromkeys(("Counter", "defaultdict", "deque", "OrderedDict", "namedtuple"),

@@ -36,7 +36,13 @@ KIND_DOCS: Final[dict[str, str]] = {
     ),
     "incidents": (
         "`incidents`: FeatureCollection of traffic incidents (Points and LineStrings); "
-        "properties carry `category`, `magnitude` (0-4), `delay_s`, `from`, `to`, `start`."
+        "properties carry `category`, `magnitude` (0-4), `delay_s`, `from`, `to`, `start`. "
+        "`geo.cluster(features, eps_m=250, min_members=2, max_clusters=None, "
+        "pre_filter=None, previous=None)` groups them by distance in metres (DBSCAN) and "
+        "returns `.clusters` (largest first, each with `.id`, `.members` (indices into "
+        "features), `.keys`, `.centroid` (lng, lat), `.bbox` and `.hull`, a shapely "
+        "Polygon), `.noise` and `.skipped` (indices); `pre_filter` is a function of one "
+        "Feature, true for those to cluster; `previous` is an earlier result, to keep ids."
     ),
     "geometries": (
         "`geometries`: FeatureCollection of polygons and other shapes: boundaries of named "

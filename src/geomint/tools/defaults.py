@@ -7,6 +7,7 @@ from types import MappingProxyType
 from typing import Any, Final
 
 from geomint.tools.byod import ADD_BYOD_LAYER, UPDATE_BYOD_DISPLAY
+from geomint.tools.clusters import CLUSTER_INCIDENTS
 from geomint.tools.data import ANALYSE_DATA, MONITOR_ANALYSIS, PROCESS_DATA
 from geomint.tools.display import (
     FIT_BOUNDS,
@@ -19,7 +20,7 @@ from geomint.tools.help import HELP
 from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
 from geomint.tools.registry import ToolEntry
-from geomint.tools.watch import CLUSTER_INCIDENTS, CREATE_TRACKER
+from geomint.tools.watch import CREATE_TRACKER
 
 __all__ = ["DEFAULT_TOOLS"]
 

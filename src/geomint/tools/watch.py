@@ -1,4 +1,4 @@
-"""Code that keeps running: monitors, trackers, and incident clustering.
+"""Code that keeps running: monitors and trackers.
 
 A monitored analysis (``analyse_data(monitor=True)``) and a tracker (``create_tracker``)
 are recipes recorded by name. When one of their source entries gets a new version,
@@ -9,25 +9,21 @@ verdict and its verdicts so far. Every re-run is recorded, so the history is par
 
 from __future__ import annotations
 
-import asyncio
-import hashlib
 import json
 import logging
 from collections.abc import Mapping
 from typing import Any, Final
 
-import shapely
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
-from geomint import geo
 from geomint.provenance import EntryVersion
 from geomint.state import ENTRY_KINDS, AnalysisRecorded, EntryWritten, MonitorFailed
-from geomint.tools._analysis import CodeCall, entry_ids_by_kind, run_code, sources_of, stored_result
+from geomint.tools._analysis import CodeCall, entry_ids_by_kind, run_code, stored_result
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
 
-__all__ = ["CLUSTER_INCIDENTS", "CREATE_TRACKER", "check_verdict", "rerun_watchers"]
+__all__ = ["CREATE_TRACKER", "check_verdict", "rerun_watchers"]
 
 _logger = logging.getLogger(__name__)
 
@@ -36,8 +32,6 @@ _MEMBERS_KEPT: Final = 500
 _MEMBER_CHARS: Final = 200
 #: Monitors re-run per new version; more are recorded as skipped, not run.
 _RERUNS_PER_WRITE: Final = 10
-#: Incidents one clustering takes: it runs in the host, on features code returned.
-_MAX_INCIDENTS: Final = 50_000
 
 
 # -- re-running --------------------------------------------------------------------------
@@ -247,203 +241,4 @@ CREATE_TRACKER: Final = ToolEntry(
     tags=("data", "monitor"),
     example_prompts=("Tell me when more than 3 stops are in the closed zone",),
     related_tools=("monitor_analysis", "analyse_data"),
-)
-
-
-# -- clustering --------------------------------------------------------------------------
-
-
-class ClusterInput(BaseModel):
-    """Arguments of ``cluster_incidents``."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    incidents_entry_ids: list[str] = Field(min_length=1)
-    code: str | None = Field(
-        default=None,
-        max_length=20_000,
-        description="Optional body that filters or combines `incidents` first and returns "
-        "a FeatureCollection or a list of Features.",
-    )
-    eps_m: float = Field(default=250.0, gt=0, le=50_000, description="Neighbourhood, metres.")
-    min_members: int = Field(default=2, ge=1, le=1_000)
-    max_clusters: int | None = Field(default=None, ge=1, le=1_000)
-
-
-async def _cluster(arguments: ClusterInput, ctx: ToolContext) -> ToolResult:
-    ids = arguments.incidents_entry_ids
-    wrong = [i for i in ids if not i.startswith("incidents-")]
-    if wrong:
-        raise ToolError(
-            f"{', '.join(wrong)} are not incidents entries",
-            hint="cluster_incidents reads incidents-<n> entries",
-        )
-    recipe = _recipe_name(arguments)
-    previous_record = ctx.workspace.recipe(recipe)
-    previous = _clustering_from(stored_result(ctx, previous_record)) if previous_record else None
-    found: dict[str, Any] = {}
-
-    def cluster(value: Any) -> dict[str, Any]:
-        # Runs on the code's result, so the clustering (not the features) is what the run
-        # records, and what `previous` reads next time the same recipe runs.
-        features = _features(value)
-        if len(features) > _MAX_INCIDENTS:
-            raise ToolError(
-                f"{len(features):,} incidents to cluster; at most {_MAX_INCIDENTS:,}",
-                hint="filter them first in code (by category, magnitude or area)",
-            )
-        try:
-            clustering = geo.cluster(
-                features,
-                eps_m=arguments.eps_m,
-                min_members=arguments.min_members,
-                max_clusters=arguments.max_clusters,
-                previous=previous,
-            )
-        except ValueError as exc:
-            raise ToolError(f"clustering failed: {exc}") from None
-        found.update(features=features, clustering=clustering)
-        return {
-            "clusters": [
-                {
-                    "id": c.id,
-                    "members": list(c.members),
-                    "keys": [_key(k) for k in c.keys],
-                    "centroid": list(c.centroid),
-                    "bbox": list(c.bbox),
-                }
-                for c in clustering.clusters
-            ],
-            "noise": len(clustering.noise),
-            "skipped": len(clustering.skipped),
-        }
-
-    run = await run_code(
-        ctx,
-        CodeCall(
-            tool="cluster_incidents",
-            code=arguments.code or "return incidents",
-            ids_by_kind={"incidents": ids},
-            name=recipe,
-            check=cluster,
-        ),
-    )
-    if not run.ok:
-        return ToolResult(model=run.for_model(ctx.settings.digest_chars), failed=True)
-    features, clustering = found["features"], found["clustering"]
-    hulls, rows = await asyncio.to_thread(_hulls, features, clustering, arguments.eps_m)
-    written = None
-    if hulls:
-        await ctx.require(
-            "code_entry", {"label": f"incident clusters ({len(rows)})", "features": len(hulls)}
-        )
-        written = await ctx.write_entry(
-            kind="geometries",
-            data={"type": "FeatureCollection", "features": hulls},
-            label=f"incident clusters ({len(rows)})",
-            sources=sources_of(ctx, run.record.inputs),
-            derived_from=run.record.inputs,
-        )
-    return ToolResult(
-        model={
-            "analysis_id": run.record.analysis_id,
-            "entry_id": written.entry_id if written else None,
-            "clusters": rows[:50],
-            "cluster_count": len(rows),
-            "noise": len(clustering.noise),
-            "skipped": len(clustering.skipped),
-            "stable_ids": previous is not None,
-        }
-    )
-
-
-def _hulls(
-    features: list[Any], clustering: geo.Clustering, eps_m: float
-) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Each cluster as an area (its members' hull) and a row for the model."""
-    hulls, rows = [], []
-    for group in clustering.clusters:
-        members = {"type": "FeatureCollection", "features": [features[i] for i in group.members]}
-        shape = shapely.convex_hull(shapely.union_all(geo.to_shapely(members)))
-        if not isinstance(shape, shapely.Polygon):
-            # Two members (or members in a line) have a line for a hull: draw the area
-            # around it, half the clustering distance wide, so a cluster is always an area.
-            shape = geo.buffer_m(shape, eps_m / 2)
-        hulls.append(
-            {
-                "type": "Feature",
-                "geometry": shapely.geometry.mapping(shape),
-                "properties": {"cluster": group.id, "members": len(group.members)},
-            }
-        )
-        rows.append(
-            {
-                "id": group.id,
-                "members": len(group.members),
-                "centroid": [round(c, 6) for c in group.centroid],
-            }
-        )
-    return hulls, rows
-
-
-def _features(value: Any) -> list[Any]:
-    if isinstance(value, Mapping) and value.get("type") == "FeatureCollection":
-        return list(value.get("features") or [])
-    if isinstance(value, list):
-        return value
-    raise ToolError(
-        f"the cluster code returned {type(value).__name__}; return a FeatureCollection or "
-        "a list of Features"
-    )
-
-
-def _recipe_name(arguments: ClusterInput) -> str:
-    text = json.dumps(
-        [
-            sorted(arguments.incidents_entry_ids),
-            arguments.code,
-            arguments.eps_m,
-            arguments.min_members,
-            arguments.max_clusters,
-        ]
-    )
-    return "clusters-" + hashlib.sha256(text.encode()).hexdigest()[:12]
-
-
-def _key(key: Any) -> Any:
-    return key if isinstance(key, str | int | float) else json.dumps(key, sort_keys=True)
-
-
-def _clustering_from(result: Any) -> geo.Clustering | None:
-    if not isinstance(result, Mapping) or "clusters" not in result:
-        return None
-    clusters = tuple(
-        geo.Cluster(
-            id=int(c["id"]),
-            members=tuple(c["members"]),
-            keys=tuple(c["keys"]),
-            centroid=tuple(c["centroid"]),
-            bbox=tuple(c["bbox"]),
-        )
-        for c in result["clusters"]
-    )
-    return geo.Clustering(clusters=clusters, noise=(), skipped=())
-
-
-CLUSTER_INCIDENTS: Final = ToolEntry(
-    description=(
-        "Group traffic incidents that lie within eps_m metres of each other (DBSCAN over "
-        "whole geometries). Optional code filters or combines `incidents` first. Cluster "
-        "ids stay stable across calls with the same recipe."
-    ),
-    input_schema=ClusterInput,
-    execute=_cluster,
-    effects=frozenset({"runs_code", "code_entry"}),
-    # It reads incidents entries, and only a traffic provider writes them: offline it
-    # could never run, so it is not offered (help used to list it as something it can do).
-    needs=frozenset({"traffic"}),
-    classification_prompt="Group traffic incidents into hotspots or clusters.",
-    tags=("traffic", "data"),
-    example_prompts=("Where are the incident hotspots?",),
-    related_tools=("analyse_data",),
 )

@@ -738,7 +738,9 @@ class OfflineProvider:
         alternatives: int = 0,
     ) -> Found:
         """A route on the demo city's road graph."""
-        return _router.route(waypoints, mode=mode, avoid=avoid, depart_at=depart_at)
+        return _router.route(
+            waypoints, mode=mode, avoid=avoid, depart_at=depart_at, alternatives=alternatives
+        )
 
     async def reachable(
         self,
@@ -750,4 +752,6 @@ class OfflineProvider:
         depart_at: datetime | None = None,
     ) -> Found:
         """The area reachable on the demo city's road graph within a budget."""
-        return _router.reachable(origin, time_s=time_s, distance_m=distance_m, mode=mode)
+        return _router.reachable(
+            origin, time_s=time_s, distance_m=distance_m, mode=mode, depart_at=depart_at
+        )

@@ -4,7 +4,9 @@ Shortest paths by travel time: Dijkstra over the graph's directed edges, the edg
 may use, and a speed per mode (walking and cycling at steady paces, driving at the way's
 limit or its class's usual urban speed). Dijkstra is written here with :mod:`heapq`: the
 graph has a few thousand nodes, and neither networkx nor scipy is a dependency of geomint
-for the sake of one small search.
+for the sake of one small search. Every answer's notes say how it was built (the graph,
+the pace, the budget, how far each point was from the graph) and what it may count too
+much or too little, so the model can say so.
 """
 
 from __future__ import annotations
@@ -73,6 +75,11 @@ _URBAN_FACTOR: Final = 0.7
 #: Holes in a reachable area smaller than this (m²) are the blocks the reached streets go
 #: round: filled, or a café set back from the street would lie outside the area.
 _BLOCK_M2: Final = 40_000.0
+#: How far either side of a street reached the area reaches, metres.
+_HALF_WIDTH_M: Final = 25.0
+#: What the bundled graph is, for the notes (``bundled.source`` has its licence and date).
+_GRAPH: Final = "the bundled OpenStreetMap street and path graph of central Helsinki"
+_WHO: Final = {"walk": "walking", "bike": "cycling", "car": "cars", "truck": "trucks"}
 
 
 @dataclass(frozen=True)
@@ -189,15 +196,22 @@ def _main_component(allowed: np.ndarray) -> np.ndarray:
     return component
 
 
+def _metres(point: LonLat, lon: np.ndarray, lat: np.ndarray) -> np.ndarray:
+    """Distances from ``point`` to each (lon, lat), in a plane: exact enough over ~2 km."""
+    lon0, lat0 = point
+    dx = (lon - lon0) * math.cos(math.radians(lat0)) * 111_320
+    dy = (lat - lat0) * 110_540
+    distances: np.ndarray = np.hypot(dx, dy)
+    return distances
+
+
 def _snap(point: LonLat, network: _Network, what: str) -> int:
     graph = bundled.road_graph()
     usable = network.component
     nodes = _graph()
     candidates = np.flatnonzero(usable)
     lon0, lat0 = point
-    dx = (nodes.lon[candidates] - lon0) * math.cos(math.radians(lat0)) * 111_320
-    dy = (nodes.lat[candidates] - lat0) * 110_540
-    distances = np.hypot(dx, dy)
+    distances = _metres(point, nodes.lon[candidates], nodes.lat[candidates])
     best = int(np.argmin(distances)) if len(candidates) else -1
     if best < 0 or distances[best] > _SNAP_M:
         west, south, east, north = graph.bbox
@@ -285,6 +299,96 @@ def _corridor_area(
     return shapely.transform(shapely.simplify(filled, 2.0), to_lonlat)
 
 
+def _snapped_m(points: Sequence[LonLat], nodes: Sequence[int]) -> list[float]:
+    """How far each point is from the graph node it was snapped to, metres."""
+    graph = _graph()
+    return [
+        float(_metres(p, graph.lon[[n]], graph.lat[[n]])[0])
+        for p, n in zip(points, nodes, strict=True)
+    ]
+
+
+def _route_notes(
+    mode: TravelMode,
+    snapped: Sequence[float],
+    *,
+    depart_at: datetime | None,
+    alternatives: int,
+) -> list[str]:
+    """How a route was found and timed, and what it leaves out."""
+    away = ", ".join(f"{m:.0f} m" for m in snapped)
+    notes = [
+        f"the fastest way for {_WHO[mode]} on {_GRAPH}, timed {_pace(mode)}: travel times "
+        "are estimates, with no traffic",
+        f"the route runs between the graph's nodes nearest the waypoints ({away} away, in "
+        "order): the way to and from them is not in its length or time",
+    ]
+    if alternatives:
+        asked = f"{alternatives} alternatives" if alternatives > 1 else "alternative"
+        notes.append(
+            f"the offline router finds one route: the {asked} asked for "
+            f"{'were' if alternatives > 1 else 'was'} not looked for"
+        )
+    if depart_at is not None:
+        notes.append(
+            "the departure time only dates the summary: with no traffic, travel times are "
+            "the same at any hour"
+        )
+    return notes
+
+
+def _pace(mode: TravelMode) -> str:
+    """How travel time is reckoned for ``mode``, in words for a note."""
+    if mode in _PACE:
+        return f"at a steady {_PACE[mode] * 3.6:g} km/h"
+    cap = f", at most {50 * _URBAN_FACTOR:g} km/h" if mode == "truck" else ""
+    return (
+        "at each way's speed limit (or its class's usual urban speed) times "
+        f"{_URBAN_FACTOR:g} for city-centre driving{cap}"
+    )
+
+
+def _reach_notes(
+    mode: TravelMode,
+    *,
+    time_s: float | None,
+    distance_m: float | None,
+    snapped_m: float,
+    at_edge: bool,
+    depart_at: datetime | None,
+) -> list[str]:
+    """How a reachable area was built, and where it may count too much or too little."""
+    budget = (
+        f"{time_s / 60:g} min {_pace(mode)}, with no traffic"
+        if time_s is not None
+        else f"{distance_m:g} m along them"
+    )
+    block_ha = f"{_BLOCK_M2 / 10_000:g} ha"
+    notes = [
+        f"built on {_GRAPH}: the ways {_WHO[mode]} may use, followed from the graph's node "
+        f"nearest the origin ({snapped_m:.0f} m away) for up to {budget}",
+        f"the area is every street reached, {_HALF_WIDTH_M:g} m either side (the street the "
+        f"budget runs out on, up to where it does), with every gap under {block_ha} that "
+        "those streets enclose filled in",
+        "it may over-count: a filled-in gap (a block, with its buildings and courtyards) "
+        "counts as reached though no path into it was followed",
+        f"it may under-count: a gap of {block_ha} or more (a large park, a rail yard, "
+        f"water) is left out beyond {_HALF_WIDTH_M:g} m of its streets, and paths missing "
+        "from the graph were not followed",
+    ]
+    if at_edge:
+        notes.append(
+            "the area reaches the edge of the offline road graph: streets beyond it are not "
+            "in the graph, so the area is cut there and under-counts on that side"
+        )
+    if depart_at is not None:
+        notes.append(
+            "the departure time was not used: the offline graph has no traffic, so the area "
+            "is the same at any hour"
+        )
+    return notes
+
+
 def _source() -> Provenance:
     return Provenance(**bundled.source("helsinki_roads"))
 
@@ -295,8 +399,12 @@ def route(
     mode: TravelMode = "car",
     avoid: Sequence[Avoid] = (),
     depart_at: datetime | None = None,
+    alternatives: int = 0,
 ) -> Found:
-    """The fastest route through ``waypoints`` in order."""
+    """The fastest route through ``waypoints`` in order (one route: no alternatives).
+
+    The notes say how it was found and timed, and what it leaves out.
+    """
     if len(waypoints) < 2:
         raise ProviderMiss(
             "a route needs an origin and a destination", code="refused", provider=_NAME
@@ -369,7 +477,14 @@ def route(
         provider=_NAME,
         endpoint="offline:helsinki_roads",
         request={"waypoints": [list(p) for p in waypoints], "mode": mode, "avoid": list(avoid)},
-        notes=("travel times are estimates from speed limits and steady paces, no traffic",),
+        notes=tuple(
+            _route_notes(
+                mode,
+                _snapped_m(waypoints, nodes),
+                depart_at=depart_at,
+                alternatives=alternatives,
+            )
+        ),
     )
 
 
@@ -379,8 +494,13 @@ def reachable(
     time_s: float | None = None,
     distance_m: float | None = None,
     mode: TravelMode = "car",
+    depart_at: datetime | None = None,
 ) -> Found:
-    """The area reachable from ``origin`` within a time or distance budget."""
+    """The area reachable from ``origin`` within a time or distance budget.
+
+    The notes say how it was built (the graph, the mode's pace, the budget, how far the
+    origin was from the graph) and where it may count too much or too little.
+    """
     if (time_s is None) == (distance_m is None):
         raise ProviderMiss("give a time or a distance budget", code="refused", provider=_NAME)
     graph = bundled.road_graph()
@@ -412,7 +532,7 @@ def reachable(
         raise ProviderMiss(
             "nothing is reachable from there within the budget", code="not_found", provider=_NAME
         )
-    area = _corridor_area(lines, origin, 25.0)
+    area = _corridor_area(lines, origin, _HALF_WIDTH_M)
     budget_props = {"time_s": time_s} if time_s is not None else {"distance_m": distance_m}
     feature = {
         "type": "Feature",
@@ -426,10 +546,15 @@ def reachable(
             "provider": _NAME,
         },
     }
-    notes = ["the area is the streets reached, 25 m either side, and the blocks between them"]
     west, south, east, north = graph.bbox
-    if not shapely.box(west, south, east, north).buffer(-0.0005).contains(area):
-        notes.append("the area reaches the edge of the offline road graph: it is cut there")
+    notes = _reach_notes(
+        mode,
+        time_s=time_s,
+        distance_m=distance_m,
+        snapped_m=_snapped_m([origin], [start])[0],
+        at_edge=not shapely.box(west, south, east, north).buffer(-0.0005).contains(area),
+        depart_at=depart_at,
+    )
     return Found(
         data={"type": "FeatureCollection", "features": [feature]},
         sources=(_source(),),

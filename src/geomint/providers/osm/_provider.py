@@ -557,7 +557,15 @@ class OsmProvider:
                 provider=NAME,
                 endpoint=endpoint,
             )
-        notes = ["the area is Valhalla's isochrone: travel times from its speed model, no traffic"]
+        within = f"{time_s / 60:g} min" if time_s is not None else f"{budget_value:g} m"
+        notes = [
+            f"the area is Valhalla's isochrone for {mode} within {within}: an outline round the "
+            "roads reached, timed by its speed model, with no traffic",
+            "it may over-count: all land inside the outline counts as reached, between the "
+            "roads reached too",
+            "it may under-count: Valhalla keeps only the largest area reached (denoise 1), "
+            "so a pocket reached apart from it is left out",
+        ]
         if depart_at is not None:
             notes.append("the departure time was not used: the area is the same at any hour")
         return Found(

@@ -683,7 +683,15 @@ class TomTomProvider:
             "properties": properties,
         }
         request = {"origin": list(origin), "mode": mode, **budget_props, **params}
-        return self._found([feature], _ROUTING, path, request)
+        within = f"{time_s / 60:g} min" if time_s is not None else f"{distance_m:g} m"
+        notes = (
+            f"the area is TomTom's reachable range for a {mode} within {within}: one outline "
+            "round what its routing reaches, timed with historic and live traffic at the "
+            "departure time",
+            "it may over-count: all land inside the outline counts as reached, between the "
+            "roads reached too",
+        )
+        return self._found([feature], _ROUTING, path, request, notes)
 
     # -- traffic ---------------------------------------------------------------------------
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 import difflib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Annotated, Any, Final
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 from pydantic_ai import RunContext
 from pydantic_ai.capabilities import AbstractCapability
 from pydantic_ai.models import ModelRequestContext
@@ -39,7 +39,11 @@ _INTRO: Final = (
 class UseTools(BaseModel):
     """``use_tools``' arguments."""
 
-    names: list[str] = Field(min_length=1, description="Tool names from the list.")
+    model_config = ConfigDict(extra="forbid")
+
+    names: list[Annotated[str, Field(max_length=100)]] = Field(
+        min_length=1, max_length=50, description="Tool names from the list."
+    )
 
 
 @dataclass
@@ -69,9 +73,15 @@ class ToolSurface:
         return tuple(name for name in self.entries if name not in self.picked)
 
     @property
+    def still_left_out(self) -> tuple[str, ...]:
+        """Tools left out and not activated yet: what ``use_tools`` lists now."""
+        return tuple(name for name in self.left_out if name not in self.activated)
+
+    @property
     def visible(self) -> frozenset[str]:
-        """What the model is shown at its next step."""
-        extra = {USE_TOOLS} if self.left_out else set()
+        """What the model is shown at its next step (``use_tools`` while any tool is still
+        left out)."""
+        extra = {USE_TOOLS} if self.still_left_out else set()
         return frozenset({*self.picked, *self.activated, *extra})
 
     def step(self) -> frozenset[str]:
@@ -113,15 +123,20 @@ class ToolSurface:
             every[USE_TOOLS] = self.use_tools()
         return every
 
+    def use_tools_description(self) -> str:
+        """``use_tools``' description now: the tools still left out, one line each."""
+        lines = [f"- {name}: {tool_line(self.entries[name])}" for name in self.still_left_out]
+        return "\n".join([_INTRO, *lines])
+
     def use_tools(self) -> ToolEntry[UseTools]:
-        """``use_tools``: its description lists the tools left out, one line each."""
-        lines = [f"- {name}: {tool_line(self.entries[name])}" for name in self.left_out]
+        """``use_tools``: its description lists the tools left out, one line each (and is
+        rewritten at each step as tools are activated: see :class:`ShowSurface`)."""
 
         async def execute(args: UseTools, _: ToolContext) -> dict[str, Any]:
             return self._use(args.names)
 
         return ToolEntry(
-            description="\n".join([_INTRO, *lines]),
+            description=self.use_tools_description(),
             input_schema=UseTools,
             execute=execute,
             classification_prompt="Activate tools not picked for this turn.",
@@ -164,7 +179,13 @@ class ShowSurface(AbstractCapability[Any]):
     ) -> ModelRequestContext:
         shown = self.surface.step()
         parameters = request_context.model_request_parameters
-        tools = [tool for tool in parameters.function_tools if tool.name in shown]
+        tools = [
+            replace(tool, description=self.surface.use_tools_description())
+            if tool.name == USE_TOOLS
+            else tool
+            for tool in parameters.function_tools
+            if tool.name in shown
+        ]
         return replace(
             request_context, model_request_parameters=replace(parameters, function_tools=tools)
         )

@@ -22,8 +22,10 @@ from geomint.intake import IntakeError
 from geomint.intake import aload as intake_aload
 from geomint.provenance import LICENCE_NOT_STATED, Provenance
 from geomint.providers import bundled
+from geomint.state import MessageAdded
 from geomint.tools.context import ToolContext
 from geomint.tools.display import DisplayInput, change_display
+from geomint.tools.effects import EffectRefusedError
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError
 
@@ -144,6 +146,31 @@ def _provenance(source: str, target: Path | None, ctx: ToolContext) -> Provenanc
     )
 
 
+async def _require_fetch(ctx: ToolContext, url: str) -> None:
+    """Ask for the fetch of ``url``; always ask the person when none of their messages in
+    this chat holds it. A model steered by text inside data it read (a layer's property, a
+    place's name) must not send the chat's contents to an address nobody gave it."""
+    given = any(
+        isinstance(event.body, MessageAdded)
+        and event.body.role == "user"
+        and url in event.body.text()
+        for event in ctx.chats.trace(ctx.chat_id)
+    )
+    if given:
+        await ctx.require("network", {"url": url})
+        return
+    try:
+        await ctx.require(
+            "network", {"url": url, "why": "the person did not give this URL"}, always=True
+        )
+    except EffectRefusedError as refused:
+        raise EffectRefusedError(
+            f"{refused.message}: {url} is in none of the person's messages, so fetching it "
+            "needs their approval",
+            hint="ask the person to paste the URL if they want it loaded",
+        ) from None
+
+
 async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     settings = ctx.settings
     if arguments.replace is not None and arguments.replace not in ctx.workspace.entries:
@@ -166,7 +193,7 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
                 hint="for a file in an allowed folder, pass it as path",
             )
         source = described = arguments.url
-        await ctx.require("network", {"url": arguments.url})
+        await _require_fetch(ctx, arguments.url)
     else:
         source, described = arguments.data, "inline data"
     try:

@@ -18,7 +18,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, Protocol, TypeVar
 
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
@@ -32,8 +32,17 @@ from geomint.tools.effects import Effect
 
 __all__ = ["EntryCache", "OnAppend", "OnProgress", "ToolContext", "ToolSettings"]
 
+
 #: ``(effect, preview)``: returns to go ahead, raises EffectRefusedError to refuse.
-Authorize = Callable[[Effect, dict[str, Any]], Awaitable[None]]
+class Authorize(Protocol):
+    """Asks for an effect before it happens: returns to go ahead, raises to refuse.
+    ``always`` asks even where the application's policy does not require the effect."""
+
+    def __call__(
+        self, effect: Effect, about: dict[str, Any], *, always: bool = False
+    ) -> Awaitable[None]: ...
+
+
 #: Receives each append's stored events (the run's stream projects them into parts).
 OnAppend = Callable[[Appended], None]
 #: ``(tool, name, state, ms)``: code started running (``"running"``) or finished.
@@ -142,17 +151,20 @@ class ToolContext:
 
     # -- effects -------------------------------------------------------------------------
 
-    async def require(self, effect: Effect, preview: Mapping[str, Any] | None = None) -> None:
+    async def require(
+        self, effect: Effect, preview: Mapping[str, Any] | None = None, *, always: bool = False
+    ) -> None:
         """Go ahead with ``effect`` only if the application allows it here and now.
 
         ``preview`` says what is about to happen (the code, the layer's label and size),
-        for the person asked.
+        for the person asked. ``always`` asks the person even where the application does
+        not require approval for ``effect`` (a URL the person never gave).
 
         Raises:
             EffectRefusedError: The effect needs approval and was refused.
         """
         if self.authorize is not None:
-            await self.authorize(effect, dict(preview or {}))
+            await self.authorize(effect, dict(preview or {}), always=always)
 
     # -- state ---------------------------------------------------------------------------
 

@@ -3,7 +3,8 @@
 Every function reads the files under ``geomint/providers/bundled`` directly: counts with
 the standard library, areas and distances from a point with pyproj's geodesic, distances
 between layers in ETRS-TM35FIN (EPSG:3067, metres, true to well under 1 % here) with
-shapely. Nothing here calls a geomint tool, the sandbox or ``geomint.geo``.
+shapely, walks on the road graph with :mod:`benchmarks.evals.walking` (its own Dijkstra).
+Nothing here calls a geomint tool, the router, the sandbox or ``geomint.geo``.
 """
 
 from __future__ import annotations
@@ -17,22 +18,29 @@ from typing import Any, Final
 
 import pyproj
 import shapely
+from benchmarks.evals import walking
 from shapely.geometry import shape
 
 from geomint.providers import OfflineProvider, Providers, bundled
 
 __all__ = [
     "CATHEDRAL",
+    "STATION",
     "ZONES",
+    "cafes_within_walk",
     "capabilities",
     "categories",
     "count_cafes",
     "largest_park_ha",
+    "nearest",
+    "pharmacies_from_walk_m",
     "places_within_m",
     "populations",
+    "reach_edge_clearance_m",
     "schools_beyond_m",
     "stops",
     "stops_near_cafes",
+    "walk_m",
     "wholly_within_m",
     "zone_cafes",
     "zone_edge_clearance_m",
@@ -41,6 +49,9 @@ __all__ = [
 
 #: The cathedral's name in the bundled places (OpenStreetMap's Finnish name).
 CATHEDRAL: Final = "Helsingin tuomiokirkko"
+#: The central station's name in the bundled places: the station building's point, which
+#: "Helsinki Central Station" finds (the railway's own node is called "Helsinki").
+STATION: Final = "Helsingin päärautatieasema"
 
 _GEOD: Final = pyproj.Geod(ellps="WGS84")
 
@@ -180,6 +191,67 @@ def wholly_within_m(name: str, metres: float) -> list[str]:
         if all(_geodesic_m(origin, x, y) <= metres for ring in rings for x, y in ring):
             inside.append(feature["properties"]["name"])
     return inside
+
+
+def nearest(name: str, category: str, n: int) -> list[tuple[str, float]]:
+    """The ``n`` places of ``category`` nearest the place called ``name``, nearest first,
+    each with its geodesic distance in metres."""
+    origin = _point_of(name)
+    measured = sorted(
+        (_geodesic_m(origin, *f["geometry"]["coordinates"][:2]), f["properties"]["name"])
+        for f in _of_category(category)
+    )
+    return [(place, metres) for metres, place in measured[:n]]
+
+
+def cafes_within_walk(name: str, seconds: float) -> tuple[int, int]:
+    """The cafés a walk of ``seconds`` from the place called ``name`` reaches, by two
+    readings of "reaches" (see :mod:`benchmarks.evals.walking`).
+
+    Returns:
+        Those within 25 m of a street walked within the time (by network distance: the
+        café's frontage reached), and those in the reachable area, which also holds the
+        blocks under 4 ha those streets enclose (a café deep inside such a block is
+        reached from any of its sides). The second count holds the first.
+    """
+    reached = walking.reach(walking.nearest_node(*_point_of(name)), seconds)
+    points = [_metres(shape(f["geometry"])) for f in _of_category("cafe")]
+    along = sum(1 for p in points if reached.corridor.contains(p))
+    inside = sum(1 for p in points if reached.area.contains(p))
+    return along, inside
+
+
+def reach_edge_clearance_m(name: str, seconds: float) -> float:
+    """How near a café comes to the edge of the area a walk of ``seconds`` from the place
+    called ``name`` reaches: far enough that the upper count is no close call."""
+    reached = walking.reach(walking.nearest_node(*_point_of(name)), seconds)
+    edge = reached.area.boundary
+    return min(float(edge.distance(_metres(shape(f["geometry"])))) for f in _of_category("cafe"))
+
+
+def _walk(start: str, end: str) -> tuple[float, list[tuple[float, float]]]:
+    return walking.shortest_path(
+        walking.nearest_node(*_point_of(start)), walking.nearest_node(*_point_of(end))
+    )
+
+
+def walk_m(start: str, end: str) -> float:
+    """The length of the shortest walk on the road graph between two named places."""
+    return _walk(start, end)[0]
+
+
+def pharmacies_from_walk_m(start: str, end: str) -> dict[str, float]:
+    """Every pharmacy's geodesic distance in metres from the shortest walk between two
+    named places: to the point of the walk's line nearest it (found in EPSG:3067)."""
+    line = _metres(shapely.LineString(_walk(start, end)[1]))
+    back = pyproj.Transformer.from_crs(3067, 4326, always_xy=True)
+    distances = {}
+    for feature in _of_category("pharmacy"):
+        lon, lat = feature["geometry"]["coordinates"][:2]
+        nearest_point = line.interpolate(line.project(_metres(shapely.Point(lon, lat))))
+        on_line = back.transform(nearest_point.x, nearest_point.y)
+        distances[feature["properties"]["name"]] = _geodesic_m((lon, lat), *on_line)
+    return distances
 
 
 #: What the offline configuration can do, each with words an answer names it by: the

@@ -140,6 +140,31 @@ mint.value(kinds["restaurant"], "restaurants within 1 km", unit="restaurants")
 mint.value(kinds["cafe"], "cafés within 1 km", unit="cafés")
 return {"parks_and_squares": areas, "largest_categories": dict(kinds.most_common(5))}"""
 
+_COUNT_REACHED = (
+    'mint.value(len(places["features"]), "cafés within a 10-minute walk of the station", '
+    'unit="cafés")\n'
+    'return sorted(f["properties"]["name"] for f in places["features"])'
+)
+_NEAREST_CAFES = """\
+station = places_by_entry["places-2"]["features"][0]
+distances = {}
+for cafe in places_by_entry["places-3"]["features"]:
+    name = cafe["properties"]["name"]
+    metres = round(geo.distance_m(station, cafe))
+    distances[name] = mint.value(metres, "straight-line distance from the station to " + name,
+                                 unit="m")
+return distances"""
+_ROUTE_AND_PHARMACIES = """\
+route = routes["features"][0]
+line = route["geometry"]
+near = {f["properties"]["name"]: round(geo.point_to_line_distance_m(f, line))
+        for f in places["features"]}
+mint.value(round(route["properties"]["summary"]["length_m"]), "length of the walking route",
+           unit="m")
+mint.value(round(route["properties"]["summary"]["duration_s"] / 60), "walking time", unit="min")
+mint.value(len(near), "pharmacies within 200 m of the route", unit="pharmacies")
+return {"streets": route["properties"].get("streets"), "pharmacies_m_from_route": near}"""
+
 
 def _cafes_and_chart() -> Truth:
     return Truth(
@@ -181,6 +206,35 @@ def _inside_1_km() -> Truth:
             Figure(value=len(areas), about=("park", "square")),
         ),
         names=tuple(areas),
+    )
+
+
+def _walk_10_min() -> Truth:
+    along, inside = ground.cafes_within_walk(ground.STATION, 600)
+    return Truth(figures=(Figure(value=along, upto=inside),))
+
+
+def _nearest_cafes() -> Truth:
+    nearest = ground.nearest(ground.STATION, "cafe", 5)
+    return Truth(
+        # Read in whole metres: the nearest is 1.09 m away, and 2 % of that is 2 cm.
+        figures=tuple(Figure(value=m, about=(name,), slack=0.5) for name, m in nearest),
+        names=tuple(name for name, _ in nearest),
+    )
+
+
+def _route_pharmacies() -> Truth:
+    near = [
+        name
+        for name, metres in ground.pharmacies_from_walk_m(ground.STATION, ground.CATHEDRAL).items()
+        if metres <= 200
+    ]
+    return Truth(
+        figures=(
+            Figure(value=ground.walk_m(ground.STATION, ground.CATHEDRAL), about=("length",)),
+            Figure(value=len(near), about=("pharmac",)),
+        ),
+        names=tuple(near),
     )
 
 
@@ -380,6 +434,107 @@ QUESTIONS: tuple[Question, ...] = (
             "Esplanadinpuisto, Vanha kirkkopuisto, Kaisaniemen puisto, Simonpuistikko, "
             "Paasivuoren puistikko, Varsapuistikko, Lönnrotinpuistikko and Kolmikulma; and "
             "Kaisaniemen kasvitieteellinen puutarha. Makasiinipuisto is partly inside.",
+        ],
+    ),
+    Question(
+        id="walk-10-min",
+        text="How many cafés are within a 10-minute walk of Helsinki Central Station?",
+        truth=_walk_10_min,
+        tolerance=0.0,
+        picks=_picks(
+            "find_reachable_areas", "discover_places", "analyse_data", analyse_data=["places"]
+        ),
+        steps=[
+            [
+                (
+                    "find_reachable_areas",
+                    {
+                        "origin": {"query": "Helsinki Central Station"},
+                        "time_s": 600,
+                        "mode": "walk",
+                    },
+                )
+            ],
+            [
+                (
+                    "discover_places",
+                    {"category": "cafe", "where": {"range": "ranges-1"}, "limit": 200},
+                )
+            ],
+            [_analyse(_COUNT_REACHED, "cafes-within-walk", places_entry_ids=["places-2"])],
+            "{v1} are within a 10-minute walk of Helsinki Central Station: the area on the map "
+            "is the streets a walker reaches in that time and the blocks between them. To the "
+            "west the walk reaches the edge of the map data, so cafés beyond it are not counted.",
+        ],
+    ),
+    Question(
+        id="nearest-cafes",
+        text=(
+            "Which five cafés are closest to Helsinki Central Station, and how far is each, "
+            "in metres?"
+        ),
+        truth=_nearest_cafes,
+        tolerance=0.02,
+        picks=_picks("locate_place", "discover_places", "analyse_data", analyse_data=["places"]),
+        steps=[
+            [("locate_place", {"query": "Helsinki Central Station", "limit": 1})],
+            [
+                (
+                    "discover_places",
+                    {"category": "cafe", "near": {"place_id": "osm:way/122595198"}, "limit": 5},
+                )
+            ],
+            [_analyse(_NEAREST_CAFES, "nearest-cafes", places_entry_ids=["places-2", "places-3"])],
+            "From Helsingin päärautatieasema, the station building, in a straight line: "
+            "Amin's cafe, {v1}; Isabella Cafe, {v2}; Robert's Coffee, {v3}; Foto Cafe, {v4}; "
+            "and Coffee house, {v5}.",
+        ],
+    ),
+    Question(
+        id="route-pharmacies",
+        text=(
+            "Plan a walking route from Helsinki Central Station to Helsinki Cathedral: how "
+            "long is it, and which pharmacies are within 200 m of it?"
+        ),
+        truth=_route_pharmacies,
+        tolerance=0.02,
+        picks=_picks(
+            "set_route",
+            "discover_places",
+            "analyse_data",
+            analyse_data=["routes", "places"],
+        ),
+        steps=[
+            [
+                (
+                    "set_route",
+                    {
+                        "origin": {"query": "Helsinki Central Station"},
+                        "destination": {"query": "Helsinki Cathedral"},
+                        "mode": "walk",
+                    },
+                )
+            ],
+            [
+                (
+                    "discover_places",
+                    {
+                        "category": "pharmacy",
+                        "where": {"route": {"entry_id": "routes-1", "width_m": 400}},
+                    },
+                )
+            ],
+            [
+                _analyse(
+                    _ROUTE_AND_PHARMACIES,
+                    "route-pharmacies",
+                    routes_entry_ids=["routes-1"],
+                    places_entry_ids=["places-2"],
+                )
+            ],
+            "The walk is {v1}, about {v2}, by Rautatientori, Kaivokatu and Mikonkatu. {v3} lie "
+            "within 200 m of it: Apteekki Eliel, Kluuvin Apteekki, Yliopiston Apteekki "
+            "Kaivopiha and Yliopiston apteekki.",
         ],
     ),
 )

@@ -1,8 +1,9 @@
 """What a right answer holds, and the judge that checks an answer against it.
 
 A truth names what the answer must show: figures (each within the question's tolerance,
-its label naming what it is when several are asked for), the members of a list (each
-named in the answer, beside a figure for how many), a chart (its bars the true values,
+or within a band where two honest readings of the question differ, its label naming what
+it is when several are asked for), the members of a list (each named in the answer on
+its own, beside a figure for how many), a chart (its bars the true values,
 the largest categories shown), or what the agent can do (each capability named, none it
 lacks claimed). Figures are read only off minted values the answer cited or presented,
 never off a number the model typed.
@@ -24,16 +25,25 @@ class Figure:
     """One figure the answer must show.
 
     Attributes:
-        value: The true value.
+        value: The true value (the smaller end, when ``upto`` is given).
         about: Words one of which the figure's label must hold (case and accents
             ignored); empty when any label will do (a question asking for one figure).
+        upto: The larger end, when two honest readings of the question give two values
+            (cafés reached by network distance, and inside the reachable area): any
+            value from ``value`` to ``upto`` is right.
+        slack: How far off, in the figure's unit, is right whatever the tolerance: 0.5
+            when a person reads the figure in whole units (a café 1.09 m away is "1 m",
+            though 2 % of it is 2 cm).
     """
 
     value: float
     about: tuple[str, ...] = ()
+    upto: float | None = None
+    slack: float = 0.0
 
     def __str__(self) -> str:
-        return f"{self.about[0]}: {self.value:g}" if self.about else f"{self.value:g}"
+        shown = f"{self.value:g}" if self.upto is None else f"{self.value:g} to {self.upto:g}"
+        return f"{self.about[0]}: {shown}" if self.about else shown
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -126,12 +136,12 @@ def judge(
     for wanted in truth.figures:
         found = next((m for m in unused if _meets(m, wanted, tolerance)), None)
         if found is None:
-            wrong.append(f"no figure {_about(wanted)}of {wanted.value:g}")
+            wrong.append(f"no figure {_about(wanted)}of {_shown(wanted)}")
             continue
         unused.remove(found)
         matched.append(found.value)
     said = fold(text)
-    wrong += [f"{name} is not named" for name in truth.names if fold(name) not in said]
+    wrong += [f"{name} is not named" for name in _unnamed(truth.names, said)]
     if truth.chart is not None and not any(
         _chart_right(c, truth.chart, truth.min_bars, tolerance) for c in charts
     ):
@@ -146,9 +156,32 @@ def judge(
 
 
 def _meets(minted: Minted, wanted: Figure, tolerance: float) -> bool:
-    close = abs(minted.value - wanted.value) <= tolerance * abs(wanted.value) + 1e-9
+    low = wanted.value
+    high = wanted.value if wanted.upto is None else wanted.upto
+    give = wanted.slack + 1e-9
+    close = low - tolerance * abs(low) - give <= minted.value <= high + tolerance * abs(high) + give
     label = fold(minted.label)
     return close and (not wanted.about or any(fold(w) in label for w in wanted.about))
+
+
+def _shown(wanted: Figure) -> str:
+    return str(Figure(value=wanted.value, upto=wanted.upto))
+
+
+def _unnamed(names: Sequence[str], said: str) -> list[str]:
+    """The members ``said`` does not name. A member whose name is part of another's
+    ("Yliopiston apteekki", "Yliopiston Apteekki Kaivopiha") is named only where it stands
+    on its own, not as part of the longer name."""
+    folded = {name: fold(name) for name in names}
+    missing = []
+    for name, mine in folded.items():
+        rest = said
+        for longer in sorted(set(folded.values()), key=len, reverse=True):
+            if mine in longer and mine != longer:
+                rest = rest.replace(longer, " ")
+        if mine not in rest:
+            missing.append(name)
+    return missing
 
 
 def _about(wanted: Figure) -> str:

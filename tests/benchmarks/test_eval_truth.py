@@ -24,10 +24,39 @@ def test_each_figure_needs_a_minted_value_of_its_own() -> None:
     assert judge(area, 0.02, [Minted("area of the park", 14.5)], "")[0]
 
 
+def test_a_band_takes_either_reading_and_nothing_beyond() -> None:
+    # Cafés reached by network distance (57) and inside the reachable area (62).
+    truth = Truth(figures=(Figure(value=57, upto=62),))
+    for right in (57, 60, 62):
+        assert judge(truth, 0.0, [Minted("cafés within the walk", right)], "")[0] == []
+    for wrong in (56, 63):
+        assert judge(truth, 0.0, [Minted("cafés within the walk", wrong)], "")[0] == [
+            "no figure of 57 to 62"
+        ]
+
+
+def test_a_figure_read_in_whole_units_is_right_within_half_a_unit() -> None:
+    truth = Truth(figures=(Figure(value=1.094, about=("Amin",), slack=0.5),))
+    assert judge(truth, 0.02, [Minted("distance to Amin's cafe", 1)], "")[0] == []
+    assert judge(truth, 0.02, [Minted("distance to Amin's cafe", 2)], "")[0]
+    # Without the slack, 2 % of a metre is 2 cm.
+    exact = Truth(figures=(Figure(value=1.094),))
+    assert judge(exact, 0.02, [Minted("distance to Amin's cafe", 1)], "")[0]
+
+
 def test_a_list_is_right_when_every_member_is_named() -> None:
     truth = Truth(names=("Senaatintori", "Kaisaniemen puisto"))
     assert judge(truth, 0.0, [], "Senaatintori and KAISANIEMEN PUISTO.")[0] == []
     assert judge(truth, 0.0, [], "Senaatintori only.")[0] == ["Kaisaniemen puisto is not named"]
+
+
+def test_a_member_named_inside_a_longer_members_name_is_not_named() -> None:
+    truth = Truth(names=("Yliopiston apteekki", "Yliopiston Apteekki Kaivopiha"))
+    both = "Yliopiston Apteekki Kaivopiha and Yliopiston apteekki."
+    assert judge(truth, 0.0, [], both)[0] == []
+    assert judge(truth, 0.0, [], "Yliopiston Apteekki Kaivopiha.")[0] == [
+        "Yliopiston apteekki is not named"
+    ]
 
 
 def test_a_chart_must_show_the_largest_categories_truthfully() -> None:

@@ -64,6 +64,31 @@ def test_the_truths_are_the_bundled_datas() -> None:
     assert "routes" in must and "where: central Helsinki" in must and list(lacks) == ["traffic"]
 
 
+def test_the_station_truths_are_the_road_graph_walked() -> None:
+    # A 10-minute walk: 57 cafés within 25 m of a street reached in time, and 5 more deep in
+    # blocks the reached streets enclose (three in one department store), none near the edge.
+    assert ground.cafes_within_walk(ground.STATION, 600) == (57, 62)
+    assert ground.reach_edge_clearance_m(ground.STATION, 600) > 9
+    nearest = ground.nearest(ground.STATION, "cafe", 6)
+    assert [name for name, _ in nearest[:5]] == [
+        "Amin's cafe",
+        "Isabella Cafe",
+        "Robert's Coffee",
+        "Foto Cafe",
+        "Coffee house",
+    ]
+    assert 1.0 < nearest[0][1] < 1.2 and nearest[5][1] - nearest[4][1] > 25  # no close call
+    assert 862 < ground.walk_m(ground.STATION, ground.CATHEDRAL) < 863
+    pharmacies = ground.pharmacies_from_walk_m(ground.STATION, ground.CATHEDRAL)
+    assert sorted(name for name, m in pharmacies.items() if m <= 200) == [
+        "Apteekki Eliel",
+        "Kluuvin Apteekki",
+        "Yliopiston Apteekki Kaivopiha",
+        "Yliopiston apteekki",
+    ]
+    assert all(abs(m - 200) > 9 for m in pharmacies.values())  # none is a close call
+
+
 def test_a_wrong_figure_or_a_typed_number_is_scored_wrong(ask: object) -> None:
     cafes = BY_ID["cafes"]
     restaurants = cafes.steps[0][0][1]["code"].replace('"cafe"', '"restaurant"')  # type: ignore[index]

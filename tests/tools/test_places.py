@@ -884,3 +884,13 @@ async def test_a_provider_with_no_list_of_outlines_says_to_ask_by_name(
 async def test_get_boundaries_needs_a_name_or_the_listing(ctx: ToolContext) -> None:
     with pytest.raises(ValidationError, match="give queries"):
         await call(ctx, "get_boundaries", {})
+
+
+@pytest.mark.parametrize("query", ["the central station", "central station", "the station"])
+async def test_the_station_is_found_as_people_ask_for_it(ctx: ToolContext, query: str) -> None:
+    # The tool's own example prompt is "Where is the central station?".
+    out = await run(ctx, "locate_place", {"query": query, "limit": 1})
+    # The station building, or the railway station's own point (named "Helsinki" in OSM).
+    [station] = features(ctx, out["entry_id"])
+    assert station["properties"]["category"] == "station", station["properties"]
+    assert haversine_m(station["geometry"]["coordinates"], (24.9414, 60.1710)) < 150

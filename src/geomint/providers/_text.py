@@ -67,11 +67,15 @@ def match_score(query: str, name: str) -> float:
         [1.0, 0.8, 0.77]
         >>> match_score("helsinki central station", "helsinki central railway station")
         0.825
+        >>> match_score("the cathedral", "cathedral")
+        1.0
         >>> match_score("helsinky", "helsinki") < WORD_MATCH
         True
     """
     if not query or not name:
         return 0.0
+    if query.startswith("the ") and not name.startswith("the "):
+        query = query[4:]  # "the central station" is "central station"
     if query == name:
         return 1.0
     words, named = query.split(), name.split()

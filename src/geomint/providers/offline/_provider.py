@@ -337,12 +337,13 @@ class OfflineProvider:
                 scored.append((score + bonus, score, "cities", _point(city.lon, city.lat, found)))
         if not country or country.upper() == "FI":
             scored.extend(self._local_matches(wanted))
+        # The chat's context: the point given, else the demo city the data is richest in.
         context = near or self._home
         scored, far = self._plausible(scored, context)
-        if near is not None and scored:
+        if scored:
             lon = np.array([s[3]["geometry"]["coordinates"][0] for s in scored])
             lat = np.array([s[3]["geometry"]["coordinates"][1] for s in scored])
-            metres = _haversine_m(lon, lat, near)
+            metres = _haversine_m(lon, lat, context)
             # Nearby wins ties: up to 0.15 for a match within a few kilometres.
             scored = [
                 (s + 0.15 / (1 + m / 5_000), raw, d, f)

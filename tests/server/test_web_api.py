@@ -89,6 +89,11 @@ def test_opening_a_chat_creates_it_with_the_demo_data_once(agent: MapAgent) -> N
     ]
     places = run(call(app, "GET", opened["entries"][0]["geojson_url"])).json()
     assert len(places["features"]) == 1346
+    # The entry says parks, gardens and squares: the landmark buildings' outlines stay out.
+    outlines = run(call(app, "GET", opened["entries"][1]["geojson_url"])).json()
+    kinds = {f["properties"]["kind"] for f in outlines["features"]}
+    assert kinds == {"park", "garden", "square"}
+    assert opened["entries"][1]["label"] == "parks, gardens and squares of central Helsinki"
     assert opened["entries"][0]["sources"][0]["licence"] == "ODbL-1.0"
     again = run(call(app, "POST", "/api/chats/fresh")).json()
     assert [e["entry_id"] for e in again["entries"]] == ["places-1", "geometries-1"]

@@ -34,6 +34,15 @@ from geomint.ui import (
 __all__ = ["DEMO_PROMPTS", "seed_demo_chat"]
 
 
+def _open_spaces(boundaries: dict[str, Any]) -> dict[str, Any]:
+    """The parks, gardens and squares of the bundled outlines, as the demo's entry says:
+    the landmark buildings' outlines stay with get_boundaries."""
+    kept = [
+        f for f in boundaries["features"] if f["properties"]["kind"] in {"park", "garden", "square"}
+    ]
+    return {**boundaries, "features": kept}
+
+
 async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
     """Create (or reuse) a chat holding the demo places and boundaries; return its id.
 
@@ -49,7 +58,7 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
             "geometries",
             "helsinki_boundaries",
             "parks, gardens and squares of central Helsinki",
-            bundled.demo_boundaries(),
+            _open_spaces(bundled.demo_boundaries()),
         ),
     )
     for kind, name, label, data in seeds:

@@ -601,3 +601,59 @@ async def test_routes_and_ranges_are_quick_once_warm(provider: OfflineProvider) 
     started = time.perf_counter()
     await provider.locate("Helsingfors")
     assert time.perf_counter() - started < 0.5
+
+
+# -- names as people type them ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("query", "name", "country"),
+    [
+        ("Paris.", "Paris", "FR"),  # what surrounds a name is no part of it
+        ("'Kiasma'?", "Kiasma", None),
+        ("København", "Copenhagen", "DK"),  # ø folded as the bundled names fold it
+        ("Kiasma, Helsinki", "Kiasma", None),  # ", Helsinki": the city to search near
+        ("Helsinki, Finland", "Helsinki", "FI"),  # ", Finland": the country to search in
+        ("Turku, Finland", "Turku", "FI"),
+        ("downtown", "central Helsinki (the area the bundled data covers)", None),
+        ("city centre", "central Helsinki (the area the bundled data covers)", None),
+    ],
+)
+async def test_a_name_is_read_as_people_type_it(
+    provider: OfflineProvider, query: str, name: str, country: str | None
+) -> None:
+    found = await provider.locate(query, limit=1)
+    [best] = found.data["features"]
+    assert (best["properties"]["name"], best["properties"].get("country_code")) == (name, country)
+    assert best["properties"]["score"] == 1.0
+
+
+@pytest.mark.parametrize("query", ["UK", "a", "the", "of", "Pori", "*", "."])
+async def test_a_code_a_common_word_or_a_prefix_of_a_far_alias_is_no_answer(
+    provider: OfflineProvider, query: str
+) -> None:
+    # "UK" was Jiayuguan (an alternate name starting "Gă-ṳ̆k"), "Pori" Mormugao ("Porio"),
+    # "the" The Bronx, "*" Albuquerque.
+    miss = await _miss(provider.locate(query))
+    assert miss.code == "not_found"
+
+
+async def test_an_address_finds_a_place_at_it(provider: OfflineProvider) -> None:
+    found = await provider.locate("Kaivokatu 1", limit=5)
+    names = [f["properties"]["name"] for f in found.data["features"]]
+    assert "Helsingin päärautatieasema" in names
+    assert all("Kaivokatu 1," in f["properties"]["matched_name"] for f in found.data["features"])
+
+
+async def test_a_place_named_after_its_neighbour_ranks_after_it(provider: OfflineProvider) -> None:
+    found = await provider.locate("Senate Square", limit=2)
+    first, second = (f["properties"] for f in found.data["features"])
+    assert first["name"] == "Senaatintori" and "square" in first["categories"]
+    assert second["category"] == "bicycle_rental"
+
+
+async def test_a_place_found_by_spelling_only_is_said_so(provider: OfflineProvider) -> None:
+    found = await provider.discover(query="sauna")
+    assert found.notes == (
+        "1 matched 'sauna' by spelling only ('Sauma'): check they are what was asked",
+    )

@@ -894,3 +894,26 @@ async def test_the_station_is_found_as_people_ask_for_it(ctx: ToolContext, query
     [station] = features(ctx, out["entry_id"])
     assert station["properties"]["category"] == "station", station["properties"]
     assert haversine_m(station["geometry"]["coordinates"], (24.9414, 60.1710)) < 150
+
+
+async def test_an_area_read_as_another_outline_says_what_stood_in(ctx: ToolContext) -> None:
+    # "Kamppi" (a district outside the data) was searched inside Kamppi Chapel's outline,
+    # and the model read "no cafe" as Kamppi's.
+    where = {"queries": [{"query": "Kamppi"}]}
+    result = await call(ctx, "discover_places", {"category": "cafe", "where": where})
+    said = result.model.get("notes") or [result.model.get("miss", "")]
+    assert (
+        "'Kamppi' has no outline of its own here; the outline searched is Kampin kappeli "
+        "(Kamppi Chapel), a church, the nearest by name; to search elsewhere pass a "
+        "bounding_box, or query_as='place' with a radius_m"
+    ) in said
+
+
+async def test_a_city_near_but_outside_the_covered_box_is_no_reading_of_it(
+    ctx: ToolContext,
+) -> None:
+    # Espoo's point is 16 km from the box: no part of central Helsinki is Espoo's.
+    where = {"queries": [{"query": "Espoo"}]}
+    result = await call(ctx, "discover_places", {"category": "cafe", "where": where})
+    assert result.model["code"] == "unsupported"
+    assert "the nearest covered area is central Helsinki" in result.model["miss"]

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 from typing import Final
 
-__all__ = ["WORD_MATCH", "did_you_mean", "match_score", "normalise", "singular"]
+__all__ = ["WORD_MATCH", "bare_query", "did_you_mean", "match_score", "normalise", "singular"]
 
 _SPACES: Final = re.compile(r"[\s_\-]+")
 _PLURALS: Final = (
@@ -21,16 +21,53 @@ _PLURALS: Final = (
 )
 
 
+#: Letters that are no accented letter, folded as the bundled cities' ASCII names fold
+#: them (GeoNames files København as "Kobenhavn").
+_FOLD: Final = str.maketrans(
+    {
+        "ß": "ss",
+        "ø": "o",
+        "ł": "l",
+        "đ": "d",
+        "ð": "d",
+        "þ": "th",
+        "æ": "ae",
+        "œ": "oe",
+        "ı": "i",
+        "ħ": "h",
+        "ŀ": "l",
+    }
+)
+#: What may surround a name as typed and is no part of it: "Paris.", "'Kiasma'".
+_SURROUND: Final = " .,;:!?'\"()[]{}…“”‘’«»"
+#: Words too common to find a place by, unless they are its whole name.
+_TOO_COMMON: Final = frozenset({"a", "an", "the", "of", "and", "in", "at", "de", "la"})
+
+
 def normalise(text: str) -> str:
-    """Casefold, strip accents, and collapse spaces, dashes and underscores.
+    """Casefold, strip accents, fold ø, æ and the like, and collapse spaces, dashes and
+    underscores.
 
     Example:
         >>> normalise("  Café  Ekberg ")
         'cafe ekberg'
+        >>> normalise("København")
+        'kobenhavn'
     """
     decomposed = unicodedata.normalize("NFKD", text)
     bare = "".join(c for c in decomposed if not unicodedata.combining(c))
-    return _SPACES.sub(" ", bare.casefold()).strip()
+    return _SPACES.sub(" ", bare.casefold().translate(_FOLD)).strip()
+
+
+def bare_query(text: str) -> str:
+    """A place name as typed, normalised, without what surrounds it ("Paris." is
+    "paris"). Not for every text: punctuation inside a query can matter elsewhere.
+
+    Example:
+        >>> bare_query("  'Kiasma'?! ")
+        'kiasma'
+    """
+    return normalise(text).strip(_SURROUND).strip()
 
 
 def singular(word: str) -> str:
@@ -78,12 +115,14 @@ def match_score(query: str, name: str) -> float:
         query = query[4:]  # "the central station" is "central station"
     if query == name:
         return 1.0
+    if len(query) <= 2 or query in _TOO_COMMON:
+        return 0.0  # "uk", "a", "of": a whole name or code, or nothing
     words, named = query.split(), name.split()
     if set(words) <= set(named):
         share = len(words) / len(named)
         return 0.6 + 0.3 * share + (0.05 if name.startswith(query + " ") else 0.0)
-    if name.startswith(query):  # the start of a word: "esplanad"
-        return WORD_MATCH
+    if name.startswith(query):  # the start of a word: "esplanad", or "pori" of "porio"
+        return WORD_MATCH - 0.02
     if query in name:
         return 0.55
     # A near miss ("helsinky"): only names of about the same length can be one, and the

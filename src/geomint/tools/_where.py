@@ -20,6 +20,7 @@ import shapely
 from pydantic import BaseModel, ConfigDict, Field
 
 from geomint import geo
+from geomint.providers._text import normalise
 from geomint.providers.base import ProviderMiss, Providers
 from geomint.tools._judged import judged_area
 from geomint.tools.context import ToolContext
@@ -184,8 +185,10 @@ class _NamedArea:
 
 
 #: A city or country with no outline whose point lies this close to a provider's covered
-#: box is searched over the whole box: all the provider has of it.
-_COVERED_NEAR_M: Final = 20_000.0
+#: box is searched over the whole box: all the provider has of it. Helsinki's point is in
+#: the offline box; Espoo's (16 km) and Vantaa's (14 km) are not, and no part of the box
+#: is theirs.
+_COVERED_NEAR_M: Final = 5_000.0
 _WIDE_KINDS: Final = frozenset({"city", "country"})
 
 
@@ -199,8 +202,23 @@ async def _query_area(named: WhereQuery, providers: Providers | None) -> _NamedA
         except ProviderMiss:
             found = None
         if found is not None and found.count:
-            geometry: dict[str, Any] = found.data["features"][0]["geometry"]
-            return _NamedArea(geometry, f"{named.query!r}")
+            outline = found.data["features"][0]
+            geometry: dict[str, Any] = outline["geometry"]
+            props = outline.get("properties") or {}
+            name = str(props.get("name") or "")
+            matched = str(props.get("matched_name") or name)
+            if normalise(named.query) in {normalise(name), normalise(matched)}:
+                return _NamedArea(geometry, f"{named.query!r}")
+            # The best outline by name is not what was asked: say what stood in.
+            kind = f", a {props['kind']}" if props.get("kind") else ""
+            read = f"{name} ({matched})" if matched != name else name
+            return _NamedArea(
+                geometry,
+                f"{named.query!r} (read as {read}{kind})",
+                f"{named.query!r} has no outline of its own here; the outline searched is "
+                f"{read}{kind}, the nearest by name; to search elsewhere pass a "
+                "bounding_box, or query_as='place' with a radius_m",
+            )
     if providers is None or providers.geocoder is None:
         raise ToolError(f"no provider can find {named.query!r} here")
     try:

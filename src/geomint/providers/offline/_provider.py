@@ -32,7 +32,14 @@ import shapely
 
 from geomint.provenance import Provenance
 from geomint.providers import bundled
-from geomint.providers._text import WORD_MATCH, did_you_mean, match_score, normalise, singular
+from geomint.providers._text import (
+    WORD_MATCH,
+    bare_query,
+    did_you_mean,
+    match_score,
+    normalise,
+    singular,
+)
 from geomint.providers.base import Avoid, Found, LonLat, ProviderMiss, TravelMode
 from geomint.providers.offline import _router
 from geomint.providers.offline._coverage import covered_text, nearest_covered
@@ -55,6 +62,9 @@ _COVERED_NAMES: Final = (
     "centre of Helsinki",
     "center of Helsinki",
     "downtown Helsinki",
+    "downtown",
+    "city centre",
+    "city center",
     "Helsingin keskusta",
     "Helsingfors centrum",
 )
@@ -63,6 +73,11 @@ _COVERED_ID: Final = "offline:central-helsinki"
 #: park named after it. A small lift, enough to break a tie.
 _LANDMARKS: Final = frozenset(
     {"district", "station", "square", "cathedral", "church", "park", "garden", "museum"}
+)
+#: Kinds of place usually named after a neighbour ("Senaatintori kaupunkipyöräasema",
+#: "K-Market Esplanadi"): the neighbour first, where both match as well.
+_NAMESAKES: Final = frozenset(
+    {"bicycle_rental", "parking", "taxi", "convenience", "subway_station", "bus_station"}
 )
 #: Words people use for a category, and the category the bundled data names it by.
 _CATEGORY_WORDS: Final = {
@@ -229,6 +244,14 @@ class OfflineProvider:
         return [tuple(normalise(n) for n in _names_of(f["properties"] or {})) for f in self._places]
 
     @cached_property
+    def _addresses(self) -> list[str]:
+        """Each place's address, normalised and without commas ("" where it has none)."""
+        return [
+            normalise(str((f["properties"] or {}).get("address") or "").replace(",", " "))
+            for f in self._places
+        ]
+
+    @cached_property
     def _city_area(self) -> shapely.Polygon:
         return shapely.box(*bundled.bounds())
 
@@ -290,9 +313,10 @@ class OfflineProvider:
         than 1,000 km from ``near`` (or from central Helsinki) is not an answer: the miss
         lists it with the local names nearest in spelling.
         """
-        wanted = normalise(query)
+        wanted = bare_query(query)
         if not wanted:
             raise ProviderMiss("the query is empty", code="not_found", provider=_NAME)
+        wanted, country, near = self._qualified(wanted, country, near)
         # (score, how well the name itself matched, dataset, feature)
         scored: list[tuple[float, float, str, dict[str, Any]]] = []
         for feature in self._countries:
@@ -318,13 +342,19 @@ class OfflineProvider:
                     "country_code": props.get("iso_a2"),
                     "provider": _NAME,
                 }
-                scored.append((score + 0.2, score, "countries", _point(x, y, found)))
+                # A country ranks first only by its own words ("UK" is no prefix of an
+                # alternate name of Jiayuguan).
+                lift = 0.2 if score >= WORD_MATCH else 0.0
+                scored.append((score + lift, score, "countries", _point(x, y, found)))
         for city, names in self._city_names:
             if country and city.country_code.upper() != country.upper():
                 continue
             score = max(match_score(wanted, n) for n in names)
             if score > 0:
+                # A large city ranks first only among matches by its own words: "Pori" is
+                # not Mormugao for an alternate name starting "Porio".
                 bonus = min(math.log10(max(city.population, 1)) / 40, 0.2)
+                bonus = bonus if score >= WORD_MATCH else 0.0
                 found = {
                     "id": f"geonames:{city.geonameid}",
                     "name": city.name,
@@ -339,7 +369,8 @@ class OfflineProvider:
             scored.extend(self._local_matches(wanted))
         # The chat's context: the point given, else the demo city the data is richest in.
         context = near or self._home
-        scored, far = self._plausible(scored, context)
+        # Within a country asked for, any match of it is plausible.
+        scored, far = (scored, []) if country else self._plausible(scored, context)
         if scored:
             lon = np.array([s[3]["geometry"]["coordinates"][0] for s in scored])
             lat = np.array([s[3]["geometry"]["coordinates"][1] for s in scored])
@@ -381,16 +412,51 @@ class OfflineProvider:
         covered = self._names_covered_area(wanted)
         if covered:
             matches.append((covered, covered, "helsinki_places", self._covered_feature("point")))
-        for feature, names in zip(self._places, self._place_names, strict=True):
+        for index, (feature, names) in enumerate(zip(self._places, self._place_names, strict=True)):
             score, which = _best(wanted, names)
+            lon, lat = feature["geometry"]["coordinates"][:2]
             if score > 0:
-                lon, lat = feature["geometry"]["coordinates"][:2]
                 props = {**feature["properties"], "provider": _NAME}
                 if which:
                     props["matched_name"] = _names_of(feature["properties"])[which]
-                lift = 0.05 if _LANDMARKS & set(props.get("categories") or ()) else 0.0
+                kinds = set(props.get("categories") or ())
+                lift = 0.05 if _LANDMARKS & kinds else -0.05 if _NAMESAKES & kinds else 0.0
                 matches.append((score + lift, score, "helsinki_places", _point(lon, lat, props)))
+            elif address := self._addresses[index]:
+                # An address as typed ("Aleksanterinkatu 52"): a place at it, below any
+                # match by name.
+                by_address = match_score(wanted, address) * 0.9
+                if by_address >= WORD_MATCH * 0.9:
+                    props = {
+                        **feature["properties"],
+                        "provider": _NAME,
+                        "matched_name": feature["properties"]["address"],
+                    }
+                    matches.append(
+                        (by_address, by_address, "helsinki_places", _point(lon, lat, props))
+                    )
         return matches
+
+    def _qualified(
+        self, wanted: str, country: str | None, near: LonLat | None
+    ) -> tuple[str, str | None, LonLat | None]:
+        """Read a trailing ", Finland" or ", Helsinki" as what it is: the country to search
+        in, or the city to search near ("Kiasma, Helsinki" is Kiasma)."""
+        head, comma, tail = wanted.rpartition(",")
+        head, tail = head.strip(), tail.strip()
+        if not comma or not head or not tail:
+            return wanted, country, near
+        if country is None:
+            for feature in self._countries:
+                props = feature["properties"]
+                if props.get("iso_a2") and tail in {normalise(n) for n in _country_names(props)}:
+                    return head, str(props["iso_a2"]), near
+        if near is None:
+            cities = [c for c, names in self._city_names if tail in names]
+            if cities:
+                city = max(cities, key=lambda c: c.population)
+                return head, country, (city.lon, city.lat)
+        return wanted, country, near
 
     def _plausible(
         self, scored: list[tuple[float, float, str, dict[str, Any]]], context: LonLat
@@ -625,6 +691,15 @@ class OfflineProvider:
             counts = self._categories(hits)
             listed = ", ".join(f"{name} ({n})" for name, n in counts.most_common(20))
             notes = (*notes, f"every place in the area; by category: {listed}")
+        spelled = [f for f in features if f["properties"]["score"] < 0.55]
+        if query and spelled:
+            # A near spelling ("Sauma" for "sauna") may be a typo's answer, or nothing like it.
+            names = ", ".join(repr(f["properties"].get("name")) for f in spelled[:3])
+            notes = (
+                *notes,
+                f"{len(spelled)} matched {query!r} by spelling only ({names}): check they "
+                "are what was asked",
+            )
         return Found(
             data=_collection(features),
             sources=(self._source("helsinki_places"),),
@@ -652,7 +727,7 @@ class OfflineProvider:
     async def boundary(self, query: str, *, limit: int = 1) -> Found:
         """Country polygons, the demo city's parks, gardens, squares and landmark buildings
         (by any of their names), and the covered area itself, by name."""
-        wanted = normalise(query)
+        wanted = bare_query(query)
         scored: list[tuple[float, str, dict[str, Any]]] = []
         for feature in self._countries:
             props = feature["properties"]

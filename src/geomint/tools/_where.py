@@ -210,13 +210,13 @@ async def _query_area(named: WhereQuery, providers: Providers | None) -> _NamedA
             if normalise(named.query) in {normalise(name), normalise(matched)}:
                 return _NamedArea(geometry, f"{named.query!r}")
             # The best outline by name is not what was asked: say what stood in.
-            kind = f", a {props['kind']}" if props.get("kind") else ""
+            what = f", a {props['kind']}" if props.get("kind") else ""
             read = f"{name} ({matched})" if matched != name else name
             return _NamedArea(
                 geometry,
-                f"{named.query!r} (read as {read}{kind})",
+                f"{named.query!r} (read as {read}{what})",
                 f"{named.query!r} has no outline of its own here; the outline searched is "
-                f"{read}{kind}, the nearest by name; to search elsewhere pass a "
+                f"{read}{what}, the nearest by name; to search elsewhere pass a "
                 "bounding_box, or query_as='place' with a radius_m",
             )
     if providers is None or providers.geocoder is None:

@@ -668,7 +668,7 @@ class OfflineProvider:
         else:
             order = [int(i) for i in hits[np.argsort(-scores[hits], kind="stable")]]
             distance_of = {}
-        features = []
+        features: list[dict[str, Any]] = []
         for position in order[:limit]:
             feature = self._places[position]
             props = {

@@ -443,6 +443,23 @@ def test_require_approval_gates_a_default_tool_and_shows_its_code(
     ]  # nothing was written
 
 
+def test_a_refused_step_of_the_demo_stops_its_script_and_hides_nothing(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    # Refusing the cafés layer used to be followed by the script's next step anyway,
+    # which hid places-1: the map was left empty.
+    async def approve(request: ApprovalRequest) -> tuple[bool, str]:
+        return False, "not now"
+
+    agent = make_agent(DemoModel(), require_approval=["process_data"])
+    chat_id = run(seed_demo_chat(agent, "refused"))
+    result = run(agent.run("Show only the cafés on the map", chat_id=chat_id, approve=approve))
+
+    assert [c["name"] for c in result.tool_calls] == ["process_data"]
+    assert agent.chats.open(chat_id).entries["places-1"].visible
+    assert "A step failed" in result.text
+
+
 def test_require_approval_refuses_unknown_names_with_the_near_miss(
     make_agent: Callable[..., MapAgent],
 ) -> None:

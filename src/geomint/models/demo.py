@@ -444,15 +444,18 @@ def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
         return ModelResponse(parts=[TextPart(_unknown_answer())])
     available = {t.name for t in info.function_tools}
     turn = _Turn(instructions=info.instructions or "", results=results)
+    failures = [r.get("error") for _, r in results if r.get("error")]
     taken = 0
     for name, build in script.steps:
         if taken < len(made) and made[taken] == name:
             taken += 1
             continue
+        if failures:
+            break  # a step failed or was refused: the rest rested on it (hiding the places
+            # once the cafés layer was refused left the map empty)
         arguments = build(turn)
         if arguments is not None and name in available:
             return ModelResponse(parts=[ToolCallPart(name, arguments)])
-    failures = [r.get("error") for _, r in results if r.get("error")]
     if failures:
         return ModelResponse(parts=[TextPart(f"{DEMO_NOTICE} A step failed: {failures[-1]}")])
     answer = script.answer

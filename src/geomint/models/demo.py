@@ -163,7 +163,10 @@ def _present(title: str) -> Step:
 DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     DemoPrompt(
         text="Cafés within 10 minutes' walk of the central station",
-        pattern=r"minutes?'? walk|walk(ing)? distance",
+        pattern=(
+            r"\b(minutes?|min)\b'?.*\bwalk|\bwalk.*\b(minutes?|min)\b"
+            r"|walk(ing)? distance|on foot"
+        ),
         tools=("find_reachable_areas", "discover_places"),
         scopes={},
         steps=(
@@ -185,7 +188,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Route from the central station to the cathedral avoiding motorways",
-        pattern=r"route|directions",
+        pattern=r"route|directions|how do i get|get from|way (to|from) the",
         tools=("set_route", "fit_bounds"),
         scopes={},
         steps=(
@@ -242,7 +245,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Load my bus and tram stops file",
-        pattern=r"^(load|add|open)\b.*stop",
+        pattern=r"\b(load|add|open)\b(?!.*\bagain\b).*stop",
         tools=("add_byod_layer",),
         scopes={},
         steps=(("add_byod_layer", _load_stops),),
@@ -250,7 +253,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="How many stops are within 200 m of a café?",
-        pattern=r"stops?.*(within|near).*caf",
+        pattern=r"stops?.*(within|near|close).*caf",
         tools=("add_byod_layer", "analyse_data", "present_figure"),
         scopes={"analyse_data": {"kinds": ["places", "byod"]}},
         steps=(
@@ -289,7 +292,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Which of these places are inside a park?",
-        pattern=r"inside|within.*park",
+        pattern=r"inside|\b(within|in) (a |the )?parks?\b",
         tools=("analyse_data", "present_figure"),
         scopes={"analyse_data": {"kinds": ["places", "geometries"]}},
         steps=(
@@ -308,7 +311,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Show only the cafés on the map",
-        pattern=r"only.*caf|caf.*only",
+        pattern=r"only.*caf|caf.*only|just (the )?caf|(everything|all) but (the )?caf",
         tools=("process_data", "update_places_display"),
         scopes={"process_data": {"kinds": ["places"]}},
         steps=(
@@ -349,7 +352,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Reload my stops file",
-        pattern=r"^(reload|refresh|update)\b",
+        pattern=r"\b(reload|refresh)\b|^update\b|\bagain\b",
         tools=("add_byod_layer",),
         scopes={},
         steps=(
@@ -366,7 +369,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="What can you do?",
-        pattern=r"what can you|help",
+        pattern=r"what can you|help|what (are you able to|do you) do",
         tools=("help",),
         scopes={},
         steps=(("help", lambda t: {}),),

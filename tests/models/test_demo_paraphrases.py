@@ -1,0 +1,90 @@
+"""The demo model answers its example prompts as people put them, not only word for word:
+a close paraphrase runs the same script instead of the canned list."""
+
+from __future__ import annotations
+
+import pytest
+
+from geomint.models.demo import DEMO_PROMPTS, match
+
+PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "Cafés within 10 minutes' walk of the central station": (
+        "Which cafés can I walk to in 10 minutes from the central station?",
+        "cafes within a ten minute walk of the railway station",
+        "Show cafés I can reach on foot from the station",
+    ),
+    "Route from the central station to the cathedral avoiding motorways": (
+        "How do I get from the station to the cathedral?",
+        "Directions to Helsinki Cathedral from the central station",
+        "Plan a route from the station to the cathedral without motorways",
+    ),
+    "Which cafés are inside the Esplanade park?": (
+        "cafés in Esplanadi park",
+        "Which cafes are in the Esplanade?",
+        "Are there cafés in Esplanadinpuisto?",
+    ),
+    "Bar chart of these places by category": (
+        "Make a bar chart of the places by category",
+        "chart the places by their category",
+        "Show a chart of the categories of these places",
+    ),
+    "Load my bus and tram stops file": (
+        "Please load my stops file",
+        "Add my bus stops",
+        "Open my tram and bus stops file",
+    ),
+    "How many stops are within 200 m of a café?": (
+        "How many bus stops are near a café?",
+        "Count the stops within 200 metres of a cafe",
+        "how many stops are close to cafés",
+    ),
+    "Union the park boundaries and show them": (
+        "Merge the park outlines",
+        "Combine all the parks into one shape",
+        "show the union of the parks",
+    ),
+    "Which of these places are inside a park?": (
+        "Which places lie in a park?",
+        "What places are within the parks?",
+        "list the places in parks",
+    ),
+    "Show only the cafés on the map": (
+        "Hide everything but the cafés",
+        "Show just the cafes",
+        "only show cafés on the map",
+    ),
+    "Keep counting my stops whenever the stops layer changes": (
+        "Watch my stops layer and recount it",
+        "Monitor the number of stops",
+        "Recount the stops whenever the layer changes",
+    ),
+    "Reload my stops file": (
+        "Please reload the stops",
+        "Refresh the stops file",
+        "Load my stops file again",
+    ),
+    "What can you do?": (
+        "help",
+        "What are you able to do?",
+        "What do you do?",
+    ),
+}
+
+
+def test_every_example_prompt_has_paraphrases() -> None:
+    assert set(PARAPHRASES) == {p.text for p in DEMO_PROMPTS}
+    assert all(len(said) >= 3 for said in PARAPHRASES.values())
+
+
+@pytest.mark.parametrize(
+    ("prompt", "said"), [(p, s) for p, many in PARAPHRASES.items() for s in many]
+)
+def test_a_paraphrase_runs_the_prompts_script(prompt: str, said: str) -> None:
+    found = match(said)
+    assert found is not None and found.text == prompt, (said, found and found.text)
+
+
+@pytest.mark.parametrize("prompt", [p.text for p in DEMO_PROMPTS])
+def test_each_prompt_matches_itself(prompt: str) -> None:
+    found = match(prompt)
+    assert found is not None and found.text == prompt

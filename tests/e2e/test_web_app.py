@@ -444,3 +444,25 @@ def test_a_monitor_that_runs_again_is_shown(page: Page) -> None:
     ran = answer.locator("[data-monitor]")
     expect(ran.first).to_contain_text("ran again after byod-1 v2")
     assert "could not be shown" not in " ".join(answer.all_inner_texts())
+
+
+def test_a_popup_spells_out_nested_values(page: Page) -> None:
+    # A route's summary showed "[object Object]".
+    open_chat(page, "/chat/e2e-popup")
+    said = page.evaluate(
+        """async () => {
+            const { readable } = await import("/static/app/map.js");
+            return [
+                readable('{"length_m": 1234.5, "duration_s": 900, "legs": [1, 2]}'),
+                readable({ departure: "2026-12-05T10:00:00Z", traffic: null }),
+                readable("{not json"),
+                readable("x".repeat(500)).length,
+            ];
+        }"""
+    )
+    assert said == [
+        "length_m: 1,234.5; duration_s: 900; legs: 1, 2",
+        "departure: 2026-12-05T10:00:00Z; traffic: –",
+        "{not json",
+        200,
+    ]

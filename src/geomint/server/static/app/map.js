@@ -213,11 +213,38 @@ export class LiveMap {
     const rows = Object.entries(feature.properties).filter(([k]) => k !== "name").slice(0, 8);
     for (const [key, value] of rows) {
       const row = document.createElement("div");
-      row.textContent = `${key}: ${value}`;
+      row.textContent = `${key}: ${readable(value)}`;
       box.append(row);
     }
     new maplibregl.Popup({ maxWidth: "280px" }).setLngLat(event.lngLat).setDOMContent(box).addTo(this.map);
   }
+}
+
+/**
+ * A property value as a person reads it: nested objects and lists spelled out ("length_m:
+ * 1,234; duration_s: 900"), not "[object Object]". MapLibre hands nested values back as
+ * JSON text, so that is read first. Cut at `limit` characters.
+ */
+export function readable(value, limit = 200) {
+  let v = value;
+  if (typeof v === "string" && /^[\[{]/.test(v)) {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      /* text that only looks like JSON */
+    }
+  }
+  const text = spell(v, 0);
+  return text.length > limit ? `${text.slice(0, limit - 1)}…` : text;
+}
+
+function spell(v, depth) {
+  if (v === null || v === undefined) return "–";
+  if (typeof v === "number") return Number.isFinite(v) ? v.toLocaleString("en-GB", { maximumFractionDigits: 6 }) : String(v);
+  if (typeof v !== "object") return String(v);
+  if (depth >= 2) return Array.isArray(v) ? `[${v.length} items]` : "{…}";
+  if (Array.isArray(v)) return v.map((item) => spell(item, depth + 1)).join(", ");
+  return Object.entries(v).map(([k, item]) => `${k}: ${spell(item, depth + 1)}`).join("; ");
 }
 
 /** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */

@@ -466,3 +466,9 @@ def test_a_popup_spells_out_nested_values(page: Page) -> None:
         "{not json",
         200,
     ]
+
+
+def test_the_map_has_a_scale_bar_and_a_fullscreen_control(page: Page) -> None:
+    open_chat(page, "/chat/e2e-controls")
+    expect(page.locator(".maplibregl-ctrl-scale")).to_be_visible()
+    expect(page.locator("button.maplibregl-ctrl-fullscreen")).to_be_visible()

@@ -29,6 +29,7 @@ export class LiveMap {
       fadeDuration: 0,
     });
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-right");
+    this.map.addControl(new maplibregl.FullscreenControl(), "top-right");
     this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
     this.loaded = new Promise((resolve) =>
       this.map.once("load", () => {

@@ -70,7 +70,7 @@ def test_state_and_store_exports() -> None:
         "EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "ConcurrentAppendError",
         "CorruptStoreError", "MemoryStore", "NoSuchChatError", "RefusedEventError", "SQLiteStore",
         "SchemaTooNewError", "Store", "StoreError", "StoreUnavailableError", "default_path",
-        "open_store",
+        "export_text", "open_store",
     ])  # fmt: skip
     assert {"Event", "EventBody", "Workspace", "fold", "EVENT_ADAPTER"} <= set(
         geomint.state.__all__

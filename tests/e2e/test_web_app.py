@@ -472,3 +472,68 @@ def test_the_map_has_a_scale_bar_and_a_fullscreen_control(page: Page) -> None:
     open_chat(page, "/chat/e2e-controls")
     expect(page.locator(".maplibregl-ctrl-scale")).to_be_visible()
     expect(page.locator("button.maplibregl-ctrl-fullscreen")).to_be_visible()
+
+
+def test_a_layer_is_exported_through_its_menu_with_the_keyboard(page: Page) -> None:
+    chat_id = open_chat(page)
+    wait_sources(page, "entry-places-1")
+    drop_file(page, 'pysäkit "keskusta".geojson', json.dumps(STOPS))
+    wait_sources(page, "entry-byod-1")
+
+    layers = page.locator("#layers > summary")
+    layers.focus()
+    page.keyboard.press("Enter")
+    row = page.locator("#layer-list .layer[data-entry-id='byod-1']")
+    expect(row).to_contain_text("pysäkit")
+    menu = row.locator(".export-menu > summary")
+    menu.focus()
+    page.keyboard.press("Enter")
+    geojson = row.locator(".export-item[data-format='geojson']")
+    expect(geojson).to_be_visible()
+    geojson.focus()
+    with page.expect_download() as download_info:
+        page.keyboard.press("Enter")
+    download = download_info.value
+    assert download.suggested_filename == "pysäkit _keskusta.geojson"
+    with open(download.path(), encoding="utf-8") as file:
+        exported = json.load(file)
+    stored = page.request.get(f"/api/chats/{chat_id}/entries/byod-1").json()
+    assert exported == stored
+    assert [f["properties"]["name"] for f in exported["features"]] == [
+        f["properties"]["name"] for f in STOPS["features"]
+    ]
+    assert [f["geometry"]["coordinates"] for f in exported["features"]] == [
+        f["geometry"]["coordinates"] for f in STOPS["features"]
+    ]
+    # Choosing an item closes the menu and gives the focus back to its button.
+    expect(row.locator(".export-menu")).not_to_have_attribute("open", "")
+    expect(menu).to_be_focused()
+
+    # The whole chat, from the header: what `geomint chats export` writes.
+    with page.expect_download() as download_info:
+        page.locator("#export-chat").click()
+    with open(download_info.value.path(), encoding="utf-8") as file:
+        whole = json.load(file)
+    assert whole == page.request.get(f"/api/chats/{chat_id}/export").json()
+    assert any(e["body"].get("entry_id") == "byod-1" for e in whole["events"])
+
+
+def test_a_charts_data_and_image_are_exported_from_its_menu(page: Page) -> None:
+    chat_id = open_chat(page)
+    message = ask(page, CHART)
+    expect(message.locator(".chart canvas[data-rendered='true']")).to_have_count(1)
+    menu = message.locator(".chart-export .export-menu")
+    menu.locator("summary").click()
+    with page.expect_download() as download_info:
+        menu.locator(".export-item[data-format='csv']").click()
+    analysis_id = message.locator(".chart-export").get_attribute("data-analysis-id")
+    served = page.request.get(f"/api/chats/{chat_id}/analyses/{analysis_id}/chart.csv")
+    with open(download_info.value.path(), "rb") as file:
+        assert file.read() == served.body()
+    assert download_info.value.suggested_filename.endswith(".csv")
+    menu.locator("summary").click()
+    with page.expect_download() as download_info:
+        menu.locator(".export-item[data-format='png']").click()
+    with open(download_info.value.path(), "rb") as file:
+        assert file.read(8) == b"\x89PNG\r\n\x1a\n"
+    assert download_info.value.suggested_filename.endswith(".png")

@@ -28,7 +28,7 @@ from geomint.state import (
     ToolFailed,
     ValueMinted,
 )
-from geomint.store import Chats, StoreError, open_store
+from geomint.store import Chats, StoreError, export_text, open_store
 
 __all__ = ["app"]
 
@@ -107,7 +107,7 @@ def export(
     """Write a chat's events and data to a JSON file that `chats import` restores."""
     with _chats(store) as chats:
         data = chats.export(chat_id)
-    output.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    output.write_text(export_text(data), encoding="utf-8")
     typer.echo(f"exported {len(data['events'])} events of {chat_id} to {output}")
 
 

@@ -2,7 +2,7 @@
 
 A chat's id is chosen by the browser and kept in its URL (``/chat/<id>``); the client sends
 only its newest message, and the server reads the thread from the store. The routes live
-in :mod:`.routes` (the page, chats, turns, uploads), the checks every request passes
+in :mod:`.routes` (the page, chats, exports, turns, uploads), the checks every request passes
 first in :mod:`.guards` (the token, the host, the origin). :func:`create_app` stacks the
 checks, puts what the routes share on ``app.state``, and includes the routers.
 
@@ -22,7 +22,7 @@ from geomint.errors import UsageError
 from geomint.server.approvals import Approvals
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
-from geomint.server.routes import chats, page, turns, uploads
+from geomint.server.routes import chats, exports, page, turns, uploads
 from geomint.server.routes._deps import Served
 
 __all__ = ["MAX_BODY_BYTES", "TOKEN_COOKIE", "TurnLimiter", "create_app"]
@@ -81,6 +81,7 @@ def create_app(
         app.add_middleware(RequireToken, token=token)
     app.include_router(page.router)
     app.include_router(chats.router)
+    app.include_router(exports.router)
     app.include_router(turns.router)
     app.include_router(uploads.router, max_body_size=max_upload)
     return app

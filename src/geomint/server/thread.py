@@ -1,4 +1,5 @@
-"""A chat read back: its parts in order, the state its map is in, one analysis, one entry.
+"""A chat read back: its parts in order, the state its map is in, one analysis, one entry,
+one chart's config and one figure with its provenance.
 
 Nothing here rebuilds what was shown: :func:`chat_parts` is the projection the live stream
 used (:mod:`geomint.ui`), so the page draws a reopened chat with the code that drew it
@@ -12,11 +13,19 @@ import json
 from typing import Any
 
 from geomint.server.stream import capped
-from geomint.state import AnalysisRecorded
+from geomint.state import AnalysisRecorded, EntryWritten
 from geomint.store import Chats
 from geomint.ui import chat_parts, entry_url
 
-__all__ = ["analysis_view", "chat_view", "entry_geojson", "parts_view"]
+__all__ = [
+    "analysis_view",
+    "chart_config",
+    "chat_view",
+    "entry_geojson",
+    "entry_version",
+    "figure_view",
+    "parts_view",
+]
 
 
 def parts_view(chats: Chats, chat_id: str) -> dict[str, Any]:
@@ -91,14 +100,68 @@ def entry_geojson(
     Raises:
         NoSuchChatError: There is no such chat.
     """
+    written = entry_version(chats, chat_id, entry_id, version)
+    return None if written is None else chats.read_blob(chat_id, written.blob)
+
+
+def entry_version(
+    chats: Chats, chat_id: str, entry_id: str, version: int | None = None
+) -> EntryWritten | None:
+    """An entry's version (the latest by default): its label and the blob it wrote.
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
     entry = chats.open(chat_id).entries.get(entry_id)
     if entry is None:
         return None
     wanted = entry.latest.version if version is None else version
-    for written in entry.versions:
-        if written.version == wanted:
-            return chats.read_blob(chat_id, written.blob)
-    return None
+    return next((w for w in entry.versions if w.version == wanted), None)
+
+
+def chart_config(chats: Chats, chat_id: str, analysis_id: str) -> tuple[str, Any] | None:
+    """The name and Chart.js config of the chart an analysis drew, or None if it drew none.
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
+    record = chats.open(chat_id).analyses.get(analysis_id)
+    if record is None or record.output_format != "chart" or record.error is not None:
+        return None
+    config = _result(chats, chat_id, record)
+    return (record.name or analysis_id, config) if isinstance(config, dict) else None
+
+
+def figure_view(chats: Chats, chat_id: str, value_id: str) -> dict[str, Any] | None:
+    """A minted figure with its provenance: the value record (label, unit, sources,
+    licences, the entry versions it was computed from, when) and the analysis that minted
+    it (its code and the code's hash), or None if the chat minted no such figure.
+
+    Raises:
+        NoSuchChatError: There is no such chat.
+    """
+    workspace = chats.open(chat_id)
+    value = next((v for v in workspace.values if v.id == value_id), None)
+    if value is None:
+        return None
+    record = workspace.analyses.get(value.minted_by) if value.minted_by else None
+    analysis = None
+    if record is not None:
+        analysis = {
+            "analysis_id": value.minted_by,
+            "tool": record.tool,
+            "name": record.name,
+            "code": record.code,
+            "code_hash": record.code_hash,
+            "inputs": [read.model_dump(mode="json") for read in record.inputs],
+        }
+    return {
+        "format": "geomint-figure",
+        "version": 1,
+        "chat_id": chat_id,
+        "figure": value.model_dump(mode="json"),
+        "analysis": analysis,
+    }
 
 
 def _result(chats: Chats, chat_id: str, record: AnalysisRecorded) -> Any:

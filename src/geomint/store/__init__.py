@@ -19,7 +19,14 @@ from geomint.store.base import (
     StoreError,
     StoreUnavailableError,
 )
-from geomint.store.chats import EXPORT_FORMAT, Appended, Chats, ChatSummary, RefusedEventError
+from geomint.store.chats import (
+    EXPORT_FORMAT,
+    Appended,
+    Chats,
+    ChatSummary,
+    RefusedEventError,
+    export_text,
+)
 from geomint.store.memory import MemoryStore
 from geomint.store.sqlite import SQLiteStore, default_path
 
@@ -39,6 +46,7 @@ __all__ = [
     "StoreError",
     "StoreUnavailableError",
     "default_path",
+    "export_text",
     "open_store",
 ]
 

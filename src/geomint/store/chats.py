@@ -34,12 +34,27 @@ from geomint.state.events import (
 from geomint.state.workspace import CorruptLogError, Workspace, fold
 from geomint.store.base import ConcurrentAppendError, NoSuchChatError, Store, StoreError
 
-__all__ = ["EXPORT_FORMAT", "Appended", "ChatSummary", "Chats", "RefusedEventError"]
+__all__ = [
+    "EXPORT_FORMAT",
+    "Appended",
+    "ChatSummary",
+    "Chats",
+    "RefusedEventError",
+    "export_text",
+]
 
 #: Bump when the fold changes what a Workspace holds; old snapshots are then ignored.
 FOLD_VERSION = 1
 #: The ``format`` member of an exported chat.
 EXPORT_FORMAT = "geomint-chat"
+
+
+def export_text(data: dict[str, Any]) -> str:
+    """What :meth:`Chats.export` returned, as the JSON text ``geomint chats export`` writes
+    (and the web app serves): one line, non-ASCII kept as it is."""
+    return json.dumps(data, ensure_ascii=False)
+
+
 _RETRIES = 8
 
 

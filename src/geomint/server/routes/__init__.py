@@ -5,6 +5,8 @@
   and the static files.
 - :mod:`.chats`: the chat list, one chat opened or read back, its parts, an analysis and
   an entry's GeoJSON.
+- :mod:`.exports`: downloads: a layer as GeoJSON, CSV or GeoParquet, a chart's data as
+  CSV, a figure with its provenance, the whole chat.
 - :mod:`.turns`: a turn (``POST /api/chat``) and the answers to its approval requests.
 - :mod:`.uploads`: a file dropped into a chat.
 

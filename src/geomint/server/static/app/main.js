@@ -5,7 +5,7 @@
 import { LiveMap, bboxOf } from "./map.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
-import { api, el, newChatId, visibleCode } from "./util.js";
+import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -22,6 +22,9 @@ const EXAMPLES = [
 const state = { chatId: null, health: null, controller: null, current: null, opening: 0 };
 /** The figures the open chat minted, by id: what a cited figure's chip opens. */
 const figures = new Map();
+/** The open chat's entries (its layers), by id: the latest version and label of each. */
+const layers = new Map();
+const LAYER_FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
 const liveMap = new LiveMap("map");
 let markReady;
 window.geomint = {
@@ -79,6 +82,29 @@ async function loadChats() {
     }))));
 }
 
+// -- the layers list and exports --------------------------------------------------------
+
+/** Note an entry's newest version (a part, a restored entry or an upload) and redraw the list. */
+function noteLayer(entry) {
+  if (!entry || !entry.entry_id) return;
+  const known = layers.get(entry.entry_id);
+  if (known && known.version && entry.version && known.version > entry.version) return;
+  layers.set(entry.entry_id, { entry_id: entry.entry_id, label: entry.label || entry.entry_id, version: entry.version ?? null });
+  drawLayers();
+}
+
+function drawLayers() {
+  $("#layer-count").textContent = String(layers.size);
+  $("#layer-list").replaceChildren(...[...layers.values()].map((layer) => {
+    const version = layer.version ? `&version=${layer.version}` : "";
+    const base = exportUrl(state.chatId, `entries/${encodeURIComponent(layer.entry_id)}/export`);
+    return el("li", { class: "layer", dataset: { entryId: layer.entry_id } },
+      el("span", { class: "layer-label", title: `${layer.entry_id}${layer.version ? ` v${layer.version}` : ""}`, text: layer.label }),
+      exportMenu(`Export the layer ${layer.label}`, LAYER_FORMATS.map(([format, text]) =>
+        ({ text, format, href: `${base}?format=${format}${version}` }))));
+  }));
+}
+
 // -- opening a chat ----------------------------------------------------------------------
 
 // The largest entry drawn again on reload (a bigger one is listed, not fetched).
@@ -89,6 +115,9 @@ async function openChat(chatId, { push = false } = {}) {
   const ticket = ++state.opening; // a later openChat wins, whichever answer comes first
   state.chatId = chatId;
   figures.clear();
+  layers.clear();
+  drawLayers();
+  $("#export-chat").href = exportUrl(chatId, "export");
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   liveMap.clear();
@@ -196,6 +225,7 @@ class Thread {
   }
 
   #entry(part) {
+    noteLayer(part);
     if (this.live) return liveMap.setEntry(part);
     const shown = this.entries.get(part.entry_id);
     this.entries.set(part.entry_id, { ...part, visible: shown?.visible ?? true, style: shown?.style ?? null });
@@ -212,6 +242,7 @@ class Thread {
 
 function newAssistant() {
   return new AssistantView({
+    chatId: state.chatId,
     figureOf: (id) => figures.get(id) || null,
     onAnalysis: (analysisId) => showAnalysis(analysisId),
     onApprove: (approvalId, approved) =>
@@ -312,6 +343,7 @@ async function upload(file) {
     });
     if (state.chatId !== chatId) return; // the person has moved to another chat meanwhile
     pending.replaceWith(uploadMessage(added));
+    noteLayer(added);
     await liveMap.setEntry({ ...added, kind: "byod", visible: true });
     const box = added.geojson && bboxOf(added.geojson);
     if (box) liveMap.view({ bbox: box });

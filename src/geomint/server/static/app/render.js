@@ -1,7 +1,7 @@
 // Drawing messages: text, tool calls, charts, figure cards, approvals. The same code draws
 // a live turn (chunk by chunk) and a chat read back after a reload (part by part).
 
-import { answerProse, el, formatDate, formatNumber, prose, visibleCode } from "./util.js";
+import { answerProse, el, exportMenu, exportUrl, formatDate, formatNumber, prose, visibleCode } from "./util.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
 const TOOL_WORDS = {
@@ -31,8 +31,9 @@ export function uploadError(name, message) {
 
 /** One assistant message, drawn as its parts arrive. */
 export class AssistantView {
-  constructor({ onAnalysis, onApprove, figureOf = () => null }) {
+  constructor({ onAnalysis, onApprove, figureOf = () => null, chatId = null }) {
     this.node = el("li", { class: "msg", dataset: { role: "assistant" } });
+    this.chatId = chatId;
     this.onAnalysis = onAnalysis;
     this.onApprove = onApprove;
     this.figureOf = figureOf;
@@ -150,6 +151,14 @@ export class AssistantView {
     }
     const canvas = el("canvas", { role: "img", "aria-label": `chart: ${data.name || config.type}` });
     this.node.append(el("div", { class: "chart" }, canvas));
+    if (this.chatId && data.analysis_id) {
+      const name = data.name || config.type;
+      this.node.append(el("div", { class: "chart-export", dataset: { analysisId: data.analysis_id } },
+        exportMenu(`Export the chart ${name}`, [
+          { text: "Data (CSV)", format: "csv", href: exportUrl(this.chatId, `analyses/${encodeURIComponent(data.analysis_id)}/chart.csv`) },
+          { text: "Image (PNG)", format: "png", onclick: () => savePng(canvas, name) },
+        ])));
+    }
     const options = structuredClone(config.options || {});
     // The page decides how the chart is drawn: no animation, its box's size, the
     // screen's own pixel ratio (a config asking for 30x would allocate hundreds of MB).
@@ -206,10 +215,15 @@ export class AssistantView {
     const code = figure.minted_by
       ? el("button", { type: "button", class: "show-code", text: "Code and inputs", onclick: () => this.onAnalysis(figure.minted_by) })
       : null;
+    const exported = this.chatId
+      ? exportMenu(`Export the figure ${figure.label}`, [
+        { text: "Figure and sources (JSON)", format: "json", href: exportUrl(this.chatId, `figures/${encodeURIComponent(figure.id)}/export`) },
+      ])
+      : null;
     return el("article", { class: "figure-card", dataset: { valueId: figure.id } },
       el("div", { class: "figure-value", text: `${formatNumber(figure.value)}${unit}` }),
       el("div", { class: "figure-label", text: figure.label }),
-      toggle, code, sources);
+      toggle, code, exported, sources);
   }
 
   approval(data, { live = true } = {}) {
@@ -285,4 +299,31 @@ export class AssistantView {
     this.progressNode?.remove();
     for (const tool of this.tools.values()) if (tool.node.dataset.state === "running") tool.node.dataset.state = "error";
   }
+}
+
+/** A drawn chart as a PNG file, made in the page from its canvas (on a white ground). */
+function savePng(canvas, name) {
+  if (!canvas.dataset.rendered) return;
+  const copy = document.createElement("canvas");
+  copy.width = canvas.width;
+  copy.height = canvas.height;
+  const context = copy.getContext("2d");
+  context.fillStyle = "#ffffff";
+  context.fillRect(0, 0, copy.width, copy.height);
+  context.drawImage(canvas, 0, 0);
+  copy.toBlob((blob) => {
+    if (!blob) return;
+    const url = URL.createObjectURL(blob);
+    const link = el("a", { href: url, download: `${pngName(name)}.png` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10_000);
+  }, "image/png");
+}
+
+/** A file name for a chart: no path, control or format characters. */
+function pngName(name) {
+  const clean = String(name).replace(/[\p{Cc}\p{Cf}/\\:*?"<>|]/gu, "_").replace(/\s+/g, " ").trim().slice(0, 80);
+  return clean.replace(/^[ ._]+|[ ._]+$/g, "") || "chart";
 }

@@ -120,3 +120,42 @@ export async function api(path, options = {}) {
   if (!response.ok) throw await errorOf(response);
   return response.json();
 }
+
+/**
+ * A small "Export" menu: a disclosure button (a native <details>, so Enter and Space open
+ * it) over links that download, each named by the server. Escape closes it and puts the
+ * focus back on its button; so does choosing an item.
+ * ``items`` are ``{text, href}`` (a download from the server) or ``{text, onclick}``.
+ */
+export function exportMenu(label, items, { text = "Export" } = {}) {
+  const summary = el("summary", { class: "export-button", "aria-label": label, title: label, text });
+  const menu = el("details", { class: "export-menu" }, summary);
+  const close = () => {
+    menu.open = false;
+    summary.focus();
+  };
+  menu.append(el("ul", { class: "export-items" }, items.map((item) => el("li", {},
+    el("a", {
+      href: item.href || "#", download: item.href ? true : null, class: "export-item", text: item.text,
+      dataset: item.format ? { format: item.format } : null,
+      onclick: (event) => {
+        if (item.onclick) {
+          event.preventDefault();
+          item.onclick();
+        }
+        setTimeout(close, 0);
+      },
+    })))));
+  menu.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && menu.open) {
+      event.preventDefault();
+      close();
+    }
+  });
+  return menu;
+}
+
+/** Where an export of the chat ``chatId`` is served (``path`` under the chat). */
+export function exportUrl(chatId, path) {
+  return `/api/chats/${encodeURIComponent(chatId)}/${path}`;
+}

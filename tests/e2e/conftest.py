@@ -32,7 +32,10 @@ from playwright.sync_api import (
 )
 from tests.e2e.web_server import BROWSER_ARGS, CHROMIUM, running_server
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
+#: Where ``shot`` writes its PNGs when set (``./scripts/screenshots`` sets it and copies
+#: them into docs/screenshots); otherwise a temporary folder, so a test run never rewrites
+#: tracked files.
+SCREENSHOTS_ENV = "GEOMINT_SCREENSHOTS_DIR"
 VIEWPORT = {"width": 1280, "height": 800}
 #: Console errors every test tolerates, each with its reason. Keep this empty if you can:
 #: a test that expects an error allows it itself (``browser_log.allow``).
@@ -179,9 +182,20 @@ def page(context: BrowserContext, browser_log: BrowserLog) -> Iterator[Page]:
 Shot = Callable[[Page, str], Path]
 
 
+@pytest.fixture(scope="session")
+def screenshots_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``$GEOMINT_SCREENSHOTS_DIR`` when set, else a temporary folder of this session."""
+    named = os.environ.get(SCREENSHOTS_ENV)
+    if named:
+        folder = Path(named)
+        folder.mkdir(parents=True, exist_ok=True)
+        return folder
+    return tmp_path_factory.mktemp("screenshots")
+
+
 @pytest.fixture
-def shot() -> Shot:
-    """``shot(page, name)``: save a PNG of the page to ``docs/screenshots/<name>.png``.
+def shot(screenshots_dir: Path) -> Shot:
+    """``shot(page, name)``: save a PNG of the page to ``<screenshots_dir>/<name>.png``.
 
     It waits for the map to finish drawing first (MapLibre's ``idle``), so the picture
     shows the layers rather than tiles still loading.
@@ -197,8 +211,7 @@ def shot() -> Shot:
                 map.triggerRepaint();
             })"""
         )
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        path = SCREENSHOTS / f"{name}.png"
+        path = screenshots_dir / f"{name}.png"
         page.screenshot(path=path)
         return path
 

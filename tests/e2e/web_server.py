@@ -85,6 +85,7 @@ def running_server(
     approve: Sequence[str] = ("code_entry",),
     turns_per_minute: float = 600.0,
     timeout_s: float = 90.0,
+    port: int | None = None,
 ) -> Iterator[RunningServer]:
     """Start ``geomint serve`` with its state in ``home``; stop it on exit.
 
@@ -94,12 +95,14 @@ def running_server(
         turns_per_minute: Chat turns and uploads a minute from one client: the tests ask
             a dozen questions in a minute or two, all from 127.0.0.1, beyond the default 12.
         timeout_s: How long to wait for ``/api/health`` to answer 200.
+        port: The loopback port (a free one when None): a test restarting a server
+            passes the port of the one it stopped.
 
     Raises:
         RuntimeError: The server exited or did not answer in time (with its output).
     """
     home.mkdir(parents=True, exist_ok=True)
-    port = _free_port()
+    port = port or _free_port()
     url = f"http://127.0.0.1:{port}"
     command = [
         str(_geomint()),

@@ -15,17 +15,27 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from geomint import __version__
 from geomint.agent import MapAgent
 from geomint.errors import UsageError
 from geomint.server.approvals import Approvals
+from geomint.server.errors import ReadableTooLarge, install_error_bodies
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
 from geomint.server.routes import chats, exports, page, turns, uploads
 from geomint.server.routes._deps import Served
 
 __all__ = ["MAX_BODY_BYTES", "TOKEN_COOKIE", "TurnLimiter", "create_app"]
+
+
+class _App(FastAPI):
+    """FastAPI with :class:`ReadableTooLarge` outside its own body caps."""
+
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+        return ReadableTooLarge(stack, max_upload_bytes=self.state.served.max_upload_bytes)
 
 
 def create_app(
@@ -52,7 +62,7 @@ def create_app(
     whatever the hosts: a site the person visits must not ask questions, upload files or
     answer approvals in their name.
     """
-    app = FastAPI(
+    app = _App(
         title="geomint",
         version=__version__,
         docs_url=None,
@@ -73,6 +83,7 @@ def create_app(
         token=token,
         max_upload_bytes=max_upload,
     )
+    install_error_bodies(app, max_upload_bytes=max_upload)
     # The last added runs first: the token, then the host, then the origin.
     app.add_middleware(SameOriginWrites)
     if allowed_hosts is not None:

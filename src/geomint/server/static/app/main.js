@@ -6,6 +6,7 @@ import { LiveMap, bboxOf } from "./map.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
 import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
+import { Connection } from "./connection.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -26,6 +27,7 @@ const figures = new Map();
 const layers = new Map();
 const LAYER_FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
 const liveMap = new LiveMap("map");
+const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
 window.geomint = {
   map: liveMap.map,
@@ -250,6 +252,9 @@ function newAssistant() {
         method: "POST",
         headers: { "content-type": "application/json" },
         body: JSON.stringify({ approved }),
+      }).catch((error) => {
+        if (error.name === "Unreachable") connection.lost();
+        throw error;
       }),
   });
 }
@@ -266,9 +271,12 @@ function showExamples(show) {
 async function ask() {
   const text = prompt.value.trim();
   if (!text || document.body.dataset.busy === "true") return;
+  const typed = prompt.value;
   prompt.value = "";
+  showNote(null);
   showExamples(false);
-  messages.append(userMessage(text));
+  const question = userMessage(text);
+  messages.append(question);
   const view = newAssistant();
   messages.append(view.node);
   const thread = new Thread({ live: true, view });
@@ -291,7 +299,17 @@ async function ask() {
     }, controller.signal);
   } catch (error) {
     if (error.name === "AbortError") view.stopped();
-    else view.error(error.message);
+    else if (error.midway) {
+      view.error("The connection to the server was lost during this answer; what had arrived is kept above.");
+      connection.lost();
+    } else {
+      // Not sent: the message goes back in the box, and the note says why.
+      question.remove();
+      view.node.remove();
+      if (!prompt.value) prompt.value = typed;
+      showNote(notSent(error, text));
+      if (error.name === "Unreachable") connection.lost();
+    }
   } finally {
     view.finish();
     if (state.controller === controller) {
@@ -300,6 +318,26 @@ async function ask() {
     }
     loadChats().catch(() => {});
   }
+}
+
+/** Why a message was not sent, for the person: the server's words, with the message's
+ * own size when it was too long. */
+function notSent(error, text) {
+  if (error.status === 413 && error.body?.limit_bytes) {
+    const bytes = new TextEncoder().encode(text).length;
+    const size = bytes === text.length
+      ? `${text.length.toLocaleString("en")} characters`
+      : `${text.length.toLocaleString("en")} characters (${bytes.toLocaleString("en")} bytes)`;
+    return `Not sent: this message is ${size}. ${error.message} Your text is still in the box.`;
+  }
+  if (error.name === "Unreachable") return `Not sent. ${error.message} Your text is still in the box; send it again once the page has reconnected.`;
+  return `Not sent: ${error.message} Your text is still in the box.`;
+}
+
+function showNote(text) {
+  const note = $("#composer-note");
+  note.hidden = !text;
+  note.textContent = text || "";
 }
 
 // The stream's AI SDK chunks for tool calls and errors repeat typed parts the page reads.
@@ -350,6 +388,7 @@ async function upload(file) {
     loadChats().catch(() => {});
   } catch (error) {
     pending.replaceWith(uploadError(file.name, error.message));
+    if (error.name === "Unreachable") connection.lost();
   }
   scrollDown();
 }
@@ -387,10 +426,17 @@ async function start() {
   markReady(true);
 }
 
-start().catch((error) => {
+function started(error) {
+  if (error.name === "Unreachable") {
+    // Reopen the chat once the server is back.
+    connection.lost(() => start().catch(started));
+    return;
+  }
   const text = error.status === 401
     ? "This server needs an access token: open the link `geomint serve` printed (it ends in ?token=…)."
     : `The page could not start: ${error.message}`;
   messages.append(el("li", { class: "error-note", role: "alert", text }));
   markReady(false);
-});
+}
+
+start().catch(started);

@@ -4,13 +4,46 @@
 import { answerProse, el, exportMenu, exportUrl, formatDate, formatNumber, prose, visibleCode } from "./util.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
-const TOOL_WORDS = {
-  analyse_data: "analysing", process_data: "processing", discover_places: "searching places",
-  locate_place: "locating", get_boundaries: "fetching boundaries", set_route: "routing",
-  find_reachable_areas: "finding reachable areas", get_traffic_incidents: "fetching incidents",
-  add_byod_layer: "loading your layer", present_figure: "presenting figures",
-  use_tools: "activating tools",
+/** What each default tool did, in words: [while it runs, once it has run]. A tool not
+ * listed reads as its name with spaces (`toolName`); the name itself is the row's title. */
+const TOOL_NAMES = {
+  locate_place: ["Locating a place", "Located a place"],
+  discover_places: ["Searching places", "Searched places"],
+  get_boundaries: ["Fetching boundaries", "Fetched boundaries"],
+  set_route: ["Planning a route", "Planned a route"],
+  find_reachable_areas: ["Finding reachable areas", "Found reachable areas"],
+  get_traffic_incidents: ["Fetching traffic incidents", "Fetched traffic incidents"],
+  get_traffic_area_analytics: ["Fetching traffic statistics", "Fetched traffic statistics"],
+  analyse_data: ["Analysing data", "Analysed data"],
+  process_data: ["Processing data", "Processed data"],
+  monitor_analysis: ["Switching a monitor", "Switched a monitor"],
+  create_tracker: ["Creating a tracker", "Created a tracker"],
+  cluster_incidents: ["Clustering incidents", "Clustered incidents"],
+  add_byod_layer: ["Loading your layer", "Loaded your layer"],
+  update_byod_display: ["Updating your layers", "Updated your layers"],
+  recall_places: ["Recalling places", "Recalled places"],
+  recall_routes: ["Recalling routes", "Recalled routes"],
+  recall_ranges: ["Recalling reachable areas", "Recalled reachable areas"],
+  recall_geometries: ["Recalling shapes", "Recalled shapes"],
+  recall_byod: ["Recalling your layers", "Recalled your layers"],
+  recall_state: ["Recalling the chat", "Recalled the chat"],
+  update_places_display: ["Updating places on the map", "Updated places on the map"],
+  update_geometries_display: ["Updating shapes on the map", "Updated shapes on the map"],
+  fly_to: ["Moving the map", "Moved the map"],
+  fit_bounds: ["Fitting the map", "Fitted the map"],
+  present_figure: ["Presenting figures", "Presented figures"],
+  record_observation: ["Recording a conflict", "Recorded a conflict"],
+  help: ["Listing what I can do", "Listed what I can do"],
+  use_tools: ["Activating tools", "Activated tools"],
 };
+
+/** A tool's name as a person reads it: from TOOL_NAMES, else `get_bus_stops` → "Get bus stops". */
+export function toolName(name, { done = true } = {}) {
+  const known = TOOL_NAMES[name];
+  if (known) return known[done ? 1 : 0];
+  const words = String(name).replace(/[_\-.]+/g, " ").replace(/([a-z])([A-Z])/g, "$1 $2").trim().toLowerCase();
+  return words ? words[0].toUpperCase() + words.slice(1) : String(name);
+}
 
 export function userMessage(text) {
   return el("li", { class: "msg", dataset: { role: "user" } }, el("div", { class: "text", text }));
@@ -43,6 +76,7 @@ export class AssistantView {
     this.lastTextNode = null;
     this.text = "";
     this.progressNode = null;
+    this.finished = false;
   }
 
   appendText(delta) {
@@ -111,7 +145,7 @@ export class AssistantView {
   }
 
   toolStart(id, name) {
-    const label = el("span", { text: `${TOOL_WORDS[name] || name}…` });
+    const label = el("span", { class: "tool-name", text: `${toolName(name, { done: false })}…` });
     const node = el("div", { class: "tool", dataset: { tool: name, state: "running" }, title: name }, label);
     this.tools.set(id, { node, label, name });
     this.node.append(node);
@@ -121,13 +155,8 @@ export class AssistantView {
     const tool = this.tools.get(id);
     if (!tool) return;
     tool.node.dataset.state = ok ? "done" : "error";
-    tool.label.textContent = tool.name;
+    tool.label.textContent = toolName(tool.name);
     if (error) tool.node.append(el("span", { class: "tool-error", text: `: ${error}` }));
-  }
-
-  /** A restored tool call (no live state). */
-  toolDone(name, ok) {
-    this.node.append(el("div", { class: "tool", dataset: { tool: name, state: ok ? "done" : "error" } }, name));
   }
 
   progress(data) {
@@ -243,8 +272,9 @@ export class AssistantView {
       const send = (approved) => {
         buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
         this.onApprove(data.approval_id, approved).catch((error) => {
-          answer.textContent = `the answer could not be sent: ${error.message}`;
-          buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
+          answer.textContent = `The answer could not be sent: ${error.message}`;
+          // Only while the run still waits: once it has stopped there is nothing to answer.
+          if (!this.finished) buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
         });
       };
       buttons.append(
@@ -295,8 +325,17 @@ export class AssistantView {
     this.node.dataset.stopped = "true";
   }
 
+  /** The run this message belongs to has stopped (ended, stopped or failed): its running
+   * tools failed, and an approval still open can no longer be answered. */
   finish() {
+    this.finished = true;
     this.progressNode?.remove();
+    for (const { node, answer, buttons } of this.approvals.values()) {
+      if (node.dataset.state !== "pending") continue;
+      node.dataset.state = "closed";
+      buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
+      answer.textContent = "Not answered: the run stopped before an answer, which counts as a refusal.";
+    }
     for (const tool of this.tools.values()) if (tool.node.dataset.state === "running") tool.node.dataset.state = "error";
   }
 }

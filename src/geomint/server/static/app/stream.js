@@ -1,11 +1,12 @@
 // Reading a turn streamed in the Vercel AI UI-message protocol (server-sent events).
 
-import { errorOf } from "./util.js";
+import { Unreachable, errorOf, request } from "./util.js";
 
 /**
  * Post the newest message and call onChunk for every chunk until the stream ends.
  * Aborting `signal` closes the connection: the server stops the run and keeps the answer
- * as far as it got.
+ * as far as it got. A refusal throws the server's error (util.errorOf); a server that
+ * cannot be reached throws Unreachable, with `midway` set when the answer had begun.
  */
 export async function streamTurn(chatId, text, onChunk, signal) {
   const body = {
@@ -13,7 +14,7 @@ export async function streamTurn(chatId, text, onChunk, signal) {
     trigger: "submit-message",
     messages: [{ id: "u-" + Date.now(), role: "user", parts: [{ type: "text", text }] }],
   };
-  const response = await fetch("/api/chat", {
+  const response = await request("/api/chat", {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
@@ -23,7 +24,16 @@ export async function streamTurn(chatId, text, onChunk, signal) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
-    const { value, done } = await reader.read();
+    let read;
+    try {
+      read = await reader.read();
+    } catch (error) {
+      if (error.name === "AbortError") throw error;
+      const lost = new Unreachable(error);
+      lost.midway = true;
+      throw lost;
+    }
+    const { value, done } = read;
     if (done) break;
     buffer += value;
     let cut;

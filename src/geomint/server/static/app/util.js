@@ -99,24 +99,48 @@ export function newChatId() {
   return "c-" + Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
-/** The error a failed response stands for: the server's detail, else its status line. */
+/** The error a failed response stands for: the server's `message` (said for a person,
+ * see geomint.server.errors), else its detail, else its status line. The body's other
+ * fields (such as `limit_bytes`) ride along as `error.body`. */
 export async function errorOf(response) {
-  let message = `${response.status} ${response.statusText}`;
+  let message = `The server answered ${response.status} ${response.statusText}`.trim();
+  let body = null;
   const text = await response.text();
   try {
-    const body = JSON.parse(text);
-    const detail = body.detail || body.error;
-    if (detail) message = typeof detail === "string" ? detail : JSON.stringify(detail);
+    body = JSON.parse(text);
+    const said = body.message || body.detail || body.error;
+    if (said) message = typeof said === "string" ? said : JSON.stringify(said);
   } catch {
     if (text && text.length < 200) message = `${message}: ${text}`;
   }
   const error = new Error(message);
   error.status = response.status;
+  error.body = body;
   return error;
 }
 
+/** Raised when the server cannot be reached at all (it stopped, or the network is down). */
+export class Unreachable extends Error {
+  constructor(cause) {
+    super("The server could not be reached: it may have stopped, or the network is down.");
+    this.name = "Unreachable";
+    this.cause = cause;
+  }
+}
+
+/** fetch, with a failure to connect raised as Unreachable (the browser's own words,
+ * "Failed to fetch", say nothing to a person). An abort stays an AbortError. */
+export async function request(path, options = {}) {
+  try {
+    return await fetch(path, options);
+  } catch (error) {
+    if (error.name === "AbortError") throw error;
+    throw new Unreachable(error);
+  }
+}
+
 export async function api(path, options = {}) {
-  const response = await fetch(path, options);
+  const response = await request(path, options);
   if (!response.ok) throw await errorOf(response);
   return response.json();
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -18,6 +19,7 @@ from geomint.state import (
     BlobRef,
     ChatCreated,
     ChatDeleted,
+    ChatRenamed,
     CorruptLogError,
     EntryDisplayChanged,
     EntryWritten,
@@ -96,6 +98,58 @@ def test_title_and_order_are_computed_from_messages() -> None:
     assert ws.title.startswith("Which schools are more than 800 m from a bus stop, Which")
     assert ws.message_count == 3
     assert ws.last_message_at == T0 + timedelta(seconds=4)
+
+
+def upload(name: str, message_id: str = "u1") -> MessageAdded:
+    part = {"kind": "upload", "name": name, "entry_id": "byod-1", "label": name}
+    return MessageAdded(message_id=message_id, role="user", parts=(part,))
+
+
+def test_a_persons_title_wins_over_the_derived_one_until_renamed_again() -> None:
+    log = events(ChatCreated(), user("Cafés near me"), ChatRenamed(title="Coffee"))
+    ws = fold(log, "c1")
+    assert (ws.title, ws.named, ws.first_question) == ("Coffee", "Coffee", "Cafés near me")
+    later = fold(
+        events(*(e.body for e in log), user("And bakeries?", "m2"), ChatRenamed(title="Bakeries")),
+        "c1",
+    )
+    assert later.title == "Bakeries" and later.message_count == 2
+    # A rename is not a message: the chat's date (and place in the list) stays put.
+    assert ws.last_message_at == T0 + timedelta(seconds=2)
+    assert fold(events(ChatCreated(), ChatRenamed(title="Plans")), "c1").title == "Plans"
+
+
+def test_an_upload_only_chat_is_titled_by_its_first_files_name() -> None:
+    ws = fold(events(ChatCreated(), upload("bus stops.csv"), upload("trams.csv", "u2")), "c1")
+    assert ws.title == "bus stops.csv"
+    # A question says more than a file's name, whichever came first (as chats always read).
+    asked = fold(events(ChatCreated(), upload("bus stops.csv"), user("Count them")), "c1")
+    assert asked.title == "Count them"
+    long = fold(events(upload("x" * 120 + ".geojson")), "c1")
+    assert long.title is not None and len(long.title) == 80 and long.title.endswith("…")
+
+
+@pytest.mark.parametrize(
+    ("title", "problem"),
+    [
+        ("", "a chat title cannot be empty"),
+        (" padded", "a chat title cannot begin or end with spaces"),
+        ("y" * 201, "a chat title may be at most 200 characters; this one is 201"),
+        ("tab\there", "it cannot hold control characters (U+0009)"),
+        ("\u2067hidden", "cannot hold text-direction overrides (U+2067)"),
+        ("\ud800", "it cannot hold control characters (U+D800)"),
+    ],
+    ids=["empty", "padded", "too-long", "tab", "bidi-isolate", "lone-surrogate"],
+)
+def test_a_rename_event_holds_only_a_title(title: str, problem: str) -> None:
+    with pytest.raises(ValidationError, match=re.escape(problem)):
+        ChatRenamed(title=title)
+    assert ChatRenamed(title="y" * 200).title == "y" * 200
+
+
+def test_a_deleted_chat_cannot_be_renamed() -> None:
+    ws = fold(events(ChatCreated(), ChatDeleted()), "c1")
+    assert ws.refusal(ChatRenamed(title="Back")) == "chat 'c1' was deleted"
 
 
 def test_fetches_misses_failures_and_analyses() -> None:
@@ -281,7 +335,11 @@ def test_bad_event_bodies_are_refused(raw: dict[str, object], fragment: str) -> 
 
 def test_events_round_trip_through_json() -> None:
     for event in events(
-        ChatCreated(), user("hi"), written("places-1"), ValueMinted(value=value("v1"))
+        ChatCreated(),
+        user("hi"),
+        written("places-1"),
+        ValueMinted(value=value("v1")),
+        ChatRenamed(title="Hi, cafés"),
     ):
         assert EVENT_ADAPTER.validate_json(EVENT_ADAPTER.dump_json(event)) == event
 

@@ -218,6 +218,25 @@ def test_list_orders_by_newest_message_and_hides_deleted(chats: Chats) -> None:
     assert chats.store.chat_ids() == ["b"]
 
 
+def test_a_rename_is_stored_read_back_exported_and_checked(chats: Chats) -> None:
+    chats.create("c1")
+    chats.append("c1", "r", [user("first question", "m1")])
+    assert chats.rename("c1", "My chat").title == "My chat"
+    for i in range(6):  # past a snapshot: the title is folded in, not recomputed
+        chats.append("c1", "r", [user(f"question {i}", f"n{i}")])
+    assert [c.title for c in chats.list_chats()] == ["My chat"]
+    assert chats.open("c1").first_question == "first question"
+    copy = chats.import_(chats.export("c1"), chat_id="c2")
+    assert chats.open(copy).title == "My chat"
+    with pytest.raises(RefusedEventError, match="a chat title cannot be empty"):
+        chats.rename("c1", "")
+    chats.delete("c1")
+    with pytest.raises(RefusedEventError, match="chat 'c1' was deleted"):
+        chats.rename("c1", "Back")
+    with pytest.raises(NoSuchChatError):
+        chats.rename("nowhere", "Mine")
+
+
 def test_snapshots_are_used_and_a_damaged_one_is_ignored(chats: Chats) -> None:
     chats.create("c1")
     for i in range(12):

@@ -11,9 +11,10 @@ first, then the host, then the origin:
 - :class:`AllowedHosts`: the app answers only to the host names it was given (421), so a
   site whose own domain resolves to 127.0.0.1 cannot reach a server on localhost (DNS
   rebinding).
-- :class:`SameOriginWrites`: a request that changes something (POST) from a page of
-  another site is refused (403), whatever the host: a site the person visits must not ask
-  questions, upload files or answer approvals in their name.
+- :class:`SameOriginWrites`: a request that changes something (POST, PATCH, DELETE)
+  from a page of another site is refused (403), whatever the host: a site the person
+  visits must not ask questions, upload files, answer approvals, or rename or delete
+  chats in their name.
 
 Request bodies are capped by FastAPI's own ``max_body_size`` (see :mod:`.app`), not here.
 """

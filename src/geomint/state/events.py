@@ -13,6 +13,7 @@ it sets itself, so no caller can forge either.
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Annotated, Literal
 
 from pydantic import (
@@ -32,6 +33,7 @@ __all__ = [
     "BODY_ADAPTER",
     "ENTRY_KINDS",
     "EVENT_ADAPTER",
+    "MAX_TITLE_CHARS",
     "AnalysisRecorded",
     "ApprovalAsked",
     "ApprovalGiven",
@@ -39,6 +41,7 @@ __all__ = [
     "BlobRef",
     "ChatCreated",
     "ChatDeleted",
+    "ChatRenamed",
     "EntryDisplayChanged",
     "EntryKind",
     "EntryWritten",
@@ -59,6 +62,7 @@ __all__ = [
     "ValueMinted",
     "ViewChanged",
     "is_chat_id",
+    "title_problem",
 ]
 
 EntryKind = Literal[
@@ -75,6 +79,47 @@ _SHA256 = r"^[0-9a-f]{64}$"
 def is_chat_id(text: str) -> bool:
     """Return True when ``text`` is a valid chat id: 1-64 URL-safe characters."""
     return bool(_CHAT_ID.fullmatch(text))  # "$" would also match before a final newline
+
+
+#: The longest title a person may give a chat, in characters.
+MAX_TITLE_CHARS = 200
+# Characters that reorder the text around them (bidi embeddings, overrides, isolates):
+# a title using them could show as something else than it is.
+_BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069")
+
+
+def title_problem(title: str) -> str | None:
+    r"""Say why ``title`` cannot be a chat's title, or return None when it can.
+
+    A title is the text as given with no space around it: not empty, at most
+    :data:`MAX_TITLE_CHARS` characters, without control characters (line breaks, tabs),
+    text-direction overrides or unpaired surrogates.
+
+    >>> title_problem("Cafés in Helsinki") is None
+    True
+    >>> title_problem("two\nlines")
+    'a chat title must be one line of text: it cannot hold control characters (U+000A)'
+    """
+    if not title:
+        return "a chat title cannot be empty"
+    if title != title.strip():
+        return "a chat title cannot begin or end with spaces"
+    if len(title) > MAX_TITLE_CHARS:
+        return (
+            f"a chat title may be at most {MAX_TITLE_CHARS} characters; this one is {len(title):,}"
+        )
+    for char in title:
+        if char in _BIDI_CONTROLS:
+            return (
+                f"a chat title cannot hold text-direction overrides (U+{ord(char):04X}): "
+                "they would show it in another order than it is written"
+            )
+        if unicodedata.category(char) in ("Cc", "Cs"):
+            return (
+                "a chat title must be one line of text: it cannot hold control characters "
+                f"(U+{ord(char):04X})"
+            )
+    return None
 
 
 class _Body(BaseModel):
@@ -415,6 +460,25 @@ class RunEnded(_Body):
     unminted: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
 
 
+class ChatRenamed(_Body):
+    """A person gave the chat a title; it wins over the one derived from its messages.
+
+    Attributes:
+        title: The title, trimmed (see :func:`title_problem` for what one may be).
+    """
+
+    type: Literal["chat_renamed"] = "chat_renamed"
+    title: str
+
+    @field_validator("title")
+    @classmethod
+    def _a_title(cls, title: str) -> str:
+        problem = title_problem(title)
+        if problem is not None:
+            raise ValueError(problem)
+        return title
+
+
 class ChatDeleted(_Body):
     """A tombstone: the chat is gone from listings; data goes when retention runs."""
 
@@ -441,6 +505,7 @@ EventBody = Annotated[
     | MonitorFailed
     | RunEnded
     | ChatDeleted
+    | ChatRenamed
     | MonitorSwitched
     | ViewChanged
     | FigurePresented,

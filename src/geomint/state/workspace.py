@@ -31,6 +31,7 @@ from geomint.state.events import (
     ApprovalRefused,
     ChatCreated,
     ChatDeleted,
+    ChatRenamed,
     EntryDisplayChanged,
     EntryWritten,
     Event,
@@ -109,7 +110,11 @@ class Workspace(BaseModel):
         created_at: When the chat's first event was appended.
         updated_at: When its last event was appended.
         deleted: Whether a tombstone was appended.
-        title: The chat's first user question, cut to 80 characters.
+        title: What the chat is called: the title a person gave it (``named``), else
+            its first user question, else the name of the first file dropped on it.
+        named: The title a person gave it last (:class:`ChatRenamed`), or None.
+        first_question: The chat's first user question, cut to 80 characters.
+        first_upload: The name of the first file dropped on the chat, cut likewise.
         message_count: Messages in the chat.
         last_message_at: When the newest message was added (the chat list's order).
         entries: Every entry by id, in the order they were first written.
@@ -134,6 +139,9 @@ class Workspace(BaseModel):
     updated_at: AwareDatetime | None = None
     deleted: bool = False
     title: str | None = None
+    named: str | None = None
+    first_question: str | None = None
+    first_upload: str | None = None
     message_count: int = 0
     last_message_at: AwareDatetime | None = None
     entries: dict[str, Entry] = Field(default_factory=dict)
@@ -352,6 +360,9 @@ class _Fold:
             handler(self, body, event.at)
 
     def finish(self) -> Workspace:
+        data = self.data
+        # A person's title wins; a question says more than a file's name.
+        data["title"] = data["named"] or data["first_question"] or data["first_upload"]
         self.data.update(
             entries=self.entries,
             analyses=self.analyses,
@@ -372,11 +383,15 @@ class _Fold:
     def message(self, body: MessageAdded, at: datetime) -> None:
         self.data["message_count"] += 1
         self.data["last_message_at"] = at
-        if self.data["title"] is None and body.role == "user":
-            text = " ".join(body.text().split())
-            if text:
-                cut = text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
-                self.data["title"] = cut
+        if body.role != "user":
+            return
+        if self.data["first_question"] is None:
+            self.data["first_question"] = _cut(" ".join(body.text().split()))
+        if self.data["first_upload"] is None:
+            names = (p.get("name") for p in body.parts if p.get("kind") == "upload")
+            self.data["first_upload"] = next(
+                (_cut(" ".join(n.split())) for n in names if isinstance(n, str)), None
+            )
 
     def entry(self, body: EntryWritten, _: datetime) -> None:
         entry = self.entries.get(body.entry_id)
@@ -482,6 +497,16 @@ class _Fold:
     def deleted(self, _: ChatDeleted, __: datetime) -> None:
         self.data["deleted"] = True
 
+    def renamed(self, body: ChatRenamed, _: datetime) -> None:
+        self.data["named"] = body.title
+
+
+def _cut(text: str) -> str | None:
+    """``text`` cut to a title's length, or None when it is empty."""
+    if not text:
+        return None
+    return text if len(text) <= _TITLE_CHARS else text[: _TITLE_CHARS - 1] + "…"
+
 
 _HANDLERS: dict[type, Any] = {
     ChatCreated: _Fold.created,
@@ -499,6 +524,7 @@ _HANDLERS: dict[type, Any] = {
     ApprovalRefused: _Fold.answered,
     ToolFailed: _Fold.failed,
     ChatDeleted: _Fold.deleted,
+    ChatRenamed: _Fold.renamed,
     MonitorSwitched: _Fold.switched,
     ViewChanged: _Fold.viewed,
     FigurePresented: _Fold.presented_figure,

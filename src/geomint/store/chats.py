@@ -26,10 +26,12 @@ from geomint.state.events import (
     BlobRef,
     ChatCreated,
     ChatDeleted,
+    ChatRenamed,
     EntryWritten,
     Event,
     EventBody,
     is_chat_id,
+    title_problem,
 )
 from geomint.state.workspace import CorruptLogError, Workspace, fold
 from geomint.store.base import ConcurrentAppendError, NoSuchChatError, Store, StoreError
@@ -44,7 +46,7 @@ __all__ = [
 ]
 
 #: Bump when the fold changes what a Workspace holds; old snapshots are then ignored.
-FOLD_VERSION = 1
+FOLD_VERSION = 2
 #: The ``format`` member of an exported chat.
 EXPORT_FORMAT = "geomint-chat"
 
@@ -68,7 +70,8 @@ class ChatSummary:
 
     Attributes:
         chat_id: The chat.
-        title: Its first user question, cut; None before the first message.
+        title: The title a person gave it, else its first user question, else the name
+            of the first file dropped on it; None until it has one of these.
         message_count: How many messages it has.
         last_message_at: When its newest message was added; chats list newest first.
         created_at: When it began.
@@ -214,6 +217,19 @@ class Chats:
         epoch = datetime.min.replace(tzinfo=UTC)
         rows.sort(key=lambda r: r.last_message_at or r.created_at or epoch, reverse=True)
         return rows
+
+    def rename(self, chat_id: str, title: str, *, run_id: str = "rename") -> Workspace:
+        """Give the chat a title of a person's choosing; it wins over the derived one.
+
+        Raises:
+            RefusedEventError: The title is not one (see :func:`title_problem`), or the
+                chat was deleted; nothing was appended.
+            NoSuchChatError: The chat does not exist.
+        """
+        problem = title_problem(title)
+        if problem is not None:
+            raise RefusedEventError(f"cannot rename chat {chat_id!r}: {problem}")
+        return self.append(chat_id, run_id, [ChatRenamed(title=title)])
 
     def delete(self, chat_id: str, *, run_id: str = "delete") -> None:
         """Append a tombstone: the chat leaves listings; :meth:`purge_deleted` removes it."""

@@ -1,8 +1,10 @@
-"""Chats read back: the list, one chat (opened, or created), its parts, an analysis and an
-entry's GeoJSON.
+"""Chats read back, renamed and deleted: the list, one chat (opened, or created), its
+parts, an analysis and an entry's GeoJSON.
 
 ``GET /api/chats``; ``GET|POST /api/chats/<id>`` (read; open, creating it when new, with
-the demo data when the model is the demo model); ``GET /api/chats/<id>/parts``; ``GET
+the demo data when the model is the demo model); ``PATCH /api/chats/<id>`` with
+``{"title": ...}`` (rename: a ``chat_renamed`` event in the chat's log); ``DELETE
+/api/chats/<id>`` (a tombstone: the chat leaves the list); ``GET /api/chats/<id>/parts``; ``GET
 /api/chats/<id>/analyses/<analysis id>``; ``GET /api/chats/<id>/entries/<entry
 id>?version=<n>`` (for parts that name their GeoJSON by reference). What each returns is
 built in :mod:`geomint.server.thread`.
@@ -19,9 +21,11 @@ from typing import Any
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
+from pydantic import BaseModel, ConfigDict
 
-from geomint.server.routes._deps import Agent, ChatId, take_turn
+from geomint.server.routes._deps import Agent, ChatId, IdleChatId, take_turn
 from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
+from geomint.state.events import title_problem
 from geomint.store import NoSuchChatError, RefusedEventError
 
 __all__ = ["router"]
@@ -95,6 +99,38 @@ async def open_chat(chat_id: ChatId, request: Request, agent: Agent) -> dict[str
         with contextlib.suppress(RefusedEventError):
             await seed_demo_chat(agent, chat_id)
     return await asyncio.to_thread(chat_view, agent.chats, chat_id)
+
+
+class Rename(BaseModel):
+    """The body of a rename: the new title (space around it is trimmed)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    title: str
+
+
+@router.patch("/api/chats/{chat_id}")
+async def rename_chat(chat_id: ChatId, rename: Rename, agent: Agent) -> dict[str, Any]:
+    """Give the chat a title of the person's choosing (422 saying why one is refused)."""
+    title = rename.title.strip()
+    problem = title_problem(title)
+    if problem is not None:
+        raise HTTPException(422, problem)
+    try:  # a deleted chat refuses the event: it is gone, as far as a person can tell
+        workspace = await asyncio.to_thread(agent.chats.rename, chat_id, title)
+    except (NoSuchChatError, RefusedEventError):
+        raise HTTPException(404, f"no chat {chat_id!r}") from None
+    return {"id": chat_id, "title": workspace.title}
+
+
+@router.delete("/api/chats/{chat_id}", status_code=204)
+async def delete_chat(chat_id: IdleChatId, agent: Agent) -> Response:
+    """Delete the chat: it leaves the list (its data goes when retention runs)."""
+    try:
+        await asyncio.to_thread(agent.chats.delete, chat_id)
+    except (NoSuchChatError, RefusedEventError):
+        raise HTTPException(404, f"no chat {chat_id!r}") from None
+    return Response(status_code=204)
 
 
 @router.get("/api/chats/{chat_id}/analyses/{analysis_id}")

@@ -7,6 +7,7 @@ import { AssistantView, uploadError, uploadMessage, userMessage } from "./render
 import { streamTurn } from "./stream.js";
 import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
 import { Connection } from "./connection.js";
+import { ChatList } from "./sidebar.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -69,19 +70,16 @@ async function loadHealth() {
 
 // -- the sidebar -------------------------------------------------------------------------
 
+const chatList = new ChatList($("#chats"), {
+  current: () => state.chatId,
+  open: (chatId) => openChat(chatId, { push: true }),
+  // The open chat was deleted: start a new one in its place.
+  deleted: (chatId) => { if (chatId === state.chatId) openChat(newChatId(), { push: true }); },
+  unreachable: () => connection.lost(),
+});
+
 async function loadChats() {
-  const chats = await api("/api/chats");
-  const list = $("#chats");
-  list.replaceChildren(...chats.map((chat) => el("li", {},
-    el("a", {
-      class: "chat-link", href: `/chat/${chat.id}`, title: chat.title || chat.id,
-      "aria-current": chat.id === state.chatId ? "page" : false,
-      text: chat.title || "(no question yet)",
-      onclick: (event) => {
-        event.preventDefault();
-        if (chat.id !== state.chatId) openChat(chat.id, { push: true });
-      },
-    }))));
+  await chatList.load();
 }
 
 // -- the layers list and exports --------------------------------------------------------

@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Iterator
-from typing import IO, Any, Final, Literal
+from collections.abc import Callable, Iterator
+from typing import IO, Any, Final, Literal, TypeVar
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.responses import Response, StreamingResponse
@@ -37,6 +37,8 @@ from geomint.server.exports import (
 from geomint.server.routes._deps import Agent, ChatId
 from geomint.server.thread import chart_config, entry_version, figure_view
 from geomint.store import NoSuchChatError, export_text
+
+T = TypeVar("T")
 
 __all__ = ["router"]
 
@@ -87,6 +89,18 @@ def _matches(request: Request, etag: str) -> bool:
     return given.strip() == "*" or etag in (t.strip() for t in given.split(","))
 
 
+async def _found(missing: str, look: Callable[..., T | None], *args: Any) -> T:
+    """What ``look(*args)`` finds (run off the event loop), or a 404 saying ``missing``
+    when it finds nothing or the chat does not exist."""
+    try:
+        found = await asyncio.to_thread(look, *args)
+    except NoSuchChatError:
+        found = None
+    if found is None:
+        raise HTTPException(404, missing)
+    return found
+
+
 @router.get("/api/chats/{chat_id}/entries/{entry_id}/export")
 async def export_entry(
     chat_id: ChatId,
@@ -97,12 +111,10 @@ async def export_entry(
     version: int | None = None,
 ) -> Response:
     """An entry version as a GeoJSON, CSV or GeoParquet file named after its label."""
-    try:
-        written = await asyncio.to_thread(entry_version, agent.chats, chat_id, entry_id, version)
-    except NoSuchChatError:
-        written = None
-    if written is None:
-        raise HTTPException(404, f"no entry {entry_id!r} v{version} in chat {chat_id!r}")
+    written = await _found(
+        f"no entry {entry_id!r} v{version} in chat {chat_id!r}",
+        entry_version, agent.chats, chat_id, entry_id, version,
+    )  # fmt: skip
     extension, media_type = FORMATS[format]
     # The stored content and the code that turned it into this format make the file.
     etag = f'"{written.blob.sha256}.{format}.{__version__}"'
@@ -133,13 +145,10 @@ async def export_entry(
 @router.get("/api/chats/{chat_id}/analyses/{analysis_id}/chart.csv")
 async def export_chart(chat_id: ChatId, analysis_id: str, agent: Agent) -> Response:
     """The data of the chart an analysis drew, as CSV named after the chart."""
-    try:
-        found = await asyncio.to_thread(chart_config, agent.chats, chat_id, analysis_id)
-    except NoSuchChatError:
-        found = None
-    if found is None:
-        raise HTTPException(404, f"no chart {analysis_id!r} in chat {chat_id!r}")
-    name, config = found
+    name, config = await _found(
+        f"no chart {analysis_id!r} in chat {chat_id!r}",
+        chart_config, agent.chats, chat_id, analysis_id,
+    )  # fmt: skip
     return StreamingResponse(
         chart_csv(config), media_type=FORMATS["csv"][1], headers=_headers(name, "csv")
     )
@@ -148,12 +157,9 @@ async def export_chart(chat_id: ChatId, analysis_id: str, agent: Agent) -> Respo
 @router.get("/api/chats/{chat_id}/figures/{value_id}/export")
 async def export_figure(chat_id: ChatId, value_id: str, agent: Agent) -> Response:
     """A figure as JSON with its provenance, named after its label."""
-    try:
-        found = await asyncio.to_thread(figure_view, agent.chats, chat_id, value_id)
-    except NoSuchChatError:
-        found = None
-    if found is None:
-        raise HTTPException(404, f"no figure {value_id!r} in chat {chat_id!r}")
+    found = await _found(
+        f"no figure {value_id!r} in chat {chat_id!r}", figure_view, agent.chats, chat_id, value_id
+    )
     body = json.dumps(found, ensure_ascii=False, indent=1).encode()
     label: Any = found["figure"].get("label") or value_id
     return Response(body, media_type=_JSON, headers=_headers(str(label), "json"))

@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from geomint.state import PALETTE, entry_style
 from geomint.tools import ToolContext, ToolError
+from geomint.tools._styling import DRAWN, OTHER_COLOUR
 from geomint.tools.display import DisplayInput, FitBoundsInput
 from geomint.ui import DisplayPart
 
@@ -57,11 +59,8 @@ async def test_an_unknown_style_key_is_refused(ctx: ToolContext) -> None:
             {"entry_ids": ["geometries-1"], "style": {"colour": "red", "color": "red"}},
         )
     assert caught.value.message == "the style cannot be drawn: 'colour' is not drawn"
-    assert caught.value.hint == (
-        "the map draws color (a CSS colour: '#d33', '#dd3333' or a name such as 'teal'), "
-        "opacity (0 to 1), width (lines, 0.5 to 20 px) and radius (points, 1 to 30 px), one "
-        "value for the whole entry; per-feature colours, fills and labels are not drawn"
-    )
+    assert caught.value.hint == DRAWN
+    assert "color_by" in DRAWN and "label_by" in DRAWN
     assert ctx.refresh().entries["geometries-1"].style is None
 
 
@@ -70,6 +69,9 @@ async def test_an_unknown_style_key_is_refused(ctx: ToolContext) -> None:
     [
         ({"fill": "#0a0"}, "'fill' is not drawn"),
         ({"label": "name"}, "'label' is not drawn"),
+        ({"color_by": {"property": "x", "classes": 40}}, "color_by: classes Input should be"),
+        ({"color_by": {"field": "x"}}, "color_by: property Field required"),
+        ({"label_by": 3}, "label_by 3 is not a property name"),
         ({"color": "category"}, "color 'category' is not a CSS colour"),
         ({"color": {"by": "category"}}, "color {'by': 'category'} is not a CSS colour"),
         ({"opacity": 3}, "opacity 3 is not a number from 0 to 1"),
@@ -86,7 +88,7 @@ async def test_a_style_the_map_cannot_draw_is_refused_not_reported_changed(
         await call(
             ctx, "update_geometries_display", {"entry_ids": ["geometries-1"], "style": style}
         )
-    assert caught.value.message == f"the style cannot be drawn: {problem}"
+    assert caught.value.message.startswith(f"the style cannot be drawn: {problem}")
     assert ctx.refresh().entries["geometries-1"].style is None
 
 
@@ -183,3 +185,113 @@ async def test_display_of_a_point_entry_is_sent_to_the_ui(ctx: ToolContext, ui: 
     shown = ui[-1]
     assert isinstance(shown, DisplayPart)
     assert (shown.entry_id, shown.visible, shown.style) == ("places-1", False, None)
+
+
+async def test_a_style_change_sends_the_whole_style_to_the_ui(ctx: ToolContext, ui: UiLog) -> None:
+    await seed(ctx, "places", cafes())
+    await call(ctx, "update_places_display", {"entry_ids": ["places-1"], "style": {"opacity": 0.3}})
+    shown = ui[-1]
+    assert isinstance(shown, DisplayPart) and shown.style is not None
+    assert (shown.style.color, shown.style.opacity) == (PALETTE[0], 0.3)
+
+
+async def test_style_changes_add_up_and_null_goes_back_to_the_default(ctx: ToolContext) -> None:
+    # Each change sets only the keys it names: a colour, then an opacity, draws both (the
+    # page used to draw both live and only the last after a reload).
+    await seed(ctx, "places", cafes())
+    await seed(ctx, "places", cafes())
+    default = entry_style(ctx.refresh(), "places-2")
+    assert default is not None and (default.color, default.order) == (PALETTE[1], 1)
+    await call(ctx, "update_places_display", {"entry_ids": ["places-2"], "style": {"color": "red"}})
+    await call(ctx, "update_places_display", {"entry_ids": ["places-2"], "style": {"opacity": 0.5}})
+    style = entry_style(ctx.refresh(), "places-2")
+    assert style is not None and (style.color, style.opacity) == ("red", 0.5)
+    await call(ctx, "update_places_display", {"entry_ids": ["places-2"], "style": {"color": None}})
+    style = entry_style(ctx.refresh(), "places-2")
+    assert style is not None and (style.color, style.opacity) == (PALETTE[1], 0.5)
+
+
+async def test_colour_by_a_category_counts_each_class_for_the_legend(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    out = await call(
+        ctx, "update_places_display", {"entry_ids": ["places-1"], "style": {"color_by": "category"}}
+    )
+    assert out["drawn"] == {"places-1": ["colour by category (categorical): cafe (2), bar (1)"]}
+    style = entry_style(ctx.refresh(), "places-1")
+    assert style is not None and style.color_by is not None
+    assert [(c.value, c.count, c.color) for c in style.color_by.classes] == [
+        ("cafe", 2, PALETTE[0]),
+        ("bar", 1, PALETTE[1]),
+    ]
+    assert style.color_by.version == 1
+
+
+async def test_a_graduated_colour_splits_numbers_into_classes_with_counts(
+    ctx: ToolContext,
+) -> None:
+    points = [point(24.94 + i / 1000, 60.17, name=f"p{i}", rating=i) for i in range(10)]
+    await seed(ctx, "places", collection(*points, point(24.9, 60.1, name="unrated")))
+    style = {"color_by": {"property": "rating", "classes": 4, "method": "equal"}}
+    await call(ctx, "update_places_display", {"entry_ids": ["places-1"], "style": style})
+    drawn = entry_style(ctx.refresh(), "places-1")
+    assert drawn is not None and drawn.color_by is not None
+    classes = drawn.color_by.classes
+    assert drawn.color_by.kind == "graduated"
+    assert [(c.low, c.high, c.count) for c in classes[:-1]] == [
+        (0, 2.25, 3), (2.25, 4.5, 2), (4.5, 6.75, 2), (6.75, 9, 3),
+    ]  # fmt: skip
+    # The place without a rating is counted, in a class of its own.
+    assert (classes[-1].other, classes[-1].count, classes[-1].color) == (True, 1, OTHER_COLOUR)
+    assert sum(c.count for c in classes) == 11
+
+
+async def test_many_categories_keep_the_commonest_and_count_the_rest(ctx: ToolContext) -> None:
+    points = [point(24.94, 60.17, kind=f"k{i % 14}") for i in range(28)]
+    await seed(ctx, "places", collection(*points))
+    await call(
+        ctx, "update_places_display", {"entry_ids": ["places-1"], "style": {"color_by": "kind"}}
+    )
+    drawn = entry_style(ctx.refresh(), "places-1")
+    assert drawn is not None and drawn.color_by is not None
+    classes = drawn.color_by.classes
+    assert len(classes) == len(PALETTE)  # nine categories and "other"
+    assert classes[-1].other and classes[-1].count == 28 - 9 * 2
+    assert len({c.color for c in classes}) == len(classes)
+
+
+async def test_an_unknown_property_is_refused_with_the_properties_there_are(
+    ctx: ToolContext,
+) -> None:
+    await seed(ctx, "places", cafes())
+    with pytest.raises(ToolError) as caught:
+        await call(
+            ctx, "update_places_display", {"entry_ids": ["places-1"], "style": {"label_by": "nme"}}
+        )
+    assert caught.value.message == "no feature has the property 'nme'"
+    assert caught.value.hint is not None
+    assert "name (text, 3 values, e.g. 'Kahvila A')" in caught.value.hint
+    assert "category (text, 2 values" in caught.value.hint
+
+
+async def test_size_by_text_is_refused(ctx: ToolContext) -> None:
+    await seed(ctx, "places", cafes())
+    with pytest.raises(ToolError, match="category holds no numbers to size by"):
+        await call(
+            ctx,
+            "update_places_display",
+            {"entry_ids": ["places-1"], "style": {"size_by": "category"}},
+        )
+
+
+async def test_size_and_labels_by_a_property(ctx: ToolContext) -> None:
+    points = [point(24.94, 60.17, name="a", seats=10), point(24.95, 60.17, name="b", seats=50)]
+    await seed(ctx, "places", collection(*points))
+    style = {"size_by": {"property": "seats", "largest": 20}, "label_by": "name"}
+    out = await call(ctx, "update_places_display", {"entry_ids": ["places-1"], "style": style})
+    assert out["drawn"]["places-1"] == [
+        "size by seats: 10 to 50 drawn 3 to 20 px",
+        "labels from name",
+    ]
+    drawn = entry_style(ctx.refresh(), "places-1")
+    assert drawn is not None and drawn.size_by is not None
+    assert (drawn.size_by.low, drawn.size_by.high, drawn.label_by) == (10, 50, "name")

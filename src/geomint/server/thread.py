@@ -13,7 +13,7 @@ import json
 from typing import Any
 
 from geomint.server.stream import capped
-from geomint.state import AnalysisRecorded, EntryWritten
+from geomint.state import AnalysisRecorded, EntryWritten, LayerStyle, entry_style
 from geomint.store import Chats
 from geomint.ui import chat_parts, entry_url
 
@@ -51,7 +51,9 @@ def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:
                 "version": latest.version,
                 "label": latest.label,
                 "visible": entry.visible,
-                "style": entry.style,
+                "style": style.model_dump(mode="json")
+                if (style := entry_style(workspace, entry_id))
+                else None,
                 "sources": [s.model_dump(mode="json") for s in latest.sources],
                 "bytes": latest.blob.size,
                 "geojson_url": entry_url(chat_id, entry_id, latest.version),
@@ -168,3 +170,7 @@ def _result(chats: Chats, chat_id: str, record: AnalysisRecorded) -> Any:
     if record.result_blob is not None:
         return json.loads(chats.read_blob(chat_id, record.result_blob))
     return record.result
+
+
+def _json(style: LayerStyle | None) -> dict[str, Any] | None:
+    return style.model_dump(mode="json") if style else None

@@ -417,7 +417,9 @@ class _Fold:
         if body.visible is not None:
             update["visible"] = body.visible
         if body.style is not None:
-            update["style"] = body.style
+            # A change sets the keys it names over the ones set before (a key set to None
+            # goes back to its default: geomint.state.styles.entry_style).
+            update["style"] = {**(entry.style or {}), **body.style}
         self.entries[body.entry_id] = entry.model_copy(update=update)
 
     def fetch(self, _: FetchMade, __: datetime) -> None:

@@ -3,13 +3,13 @@ chat's log (the workspace's display state), which the web app renders."""
 
 from __future__ import annotations
 
-import re
 from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geomint.state import EntryDisplayChanged, ViewChanged
 from geomint.tools._digest import BBox, digest_bbox
+from geomint.tools._styling import DATA_DRIVEN, DRAWN, resolve_style, style_problems
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError
@@ -34,8 +34,11 @@ class DisplayInput(BaseModel):
     clear_all: bool = Field(default=False, description="Apply to every entry of the kind.")
     style: dict[str, Any] | None = Field(
         default=None,
-        description="One look for the whole entry: color, opacity (0-1), width (lines), "
-        "radius (points), e.g. {'color': '#d33', 'opacity': 0.6}",
+        description="How to draw it: color, opacity (0-1), width (lines), radius (points), "
+        "color_by (a property, or {property, kind: categorical|graduated, classes, method}), "
+        "size_by (a numeric property, or {property, smallest, largest}), label_by (a "
+        "property); e.g. {'color_by': 'category'} or {'color': '#d33', 'opacity': 0.6}. "
+        "Keys not given keep their look; null resets one.",
     )
 
     @model_validator(mode="after")
@@ -43,59 +46,6 @@ class DisplayInput(BaseModel):
         if not self.entry_ids and not self.clear_all:
             raise ValueError("pass entry_ids, or clear_all=true for every entry of the kind")
         return self
-
-
-#: What the page draws of a style, each key with its range: anything else is refused with
-#: this list, never reported as changed and then not drawn.
-_STYLE_RANGES: Final = {"opacity": (0.0, 1.0), "width": (0.5, 20.0), "radius": (1.0, 30.0)}
-_DRAWN: Final = (
-    "the map draws color (a CSS colour: '#d33', '#dd3333' or a name such as 'teal'), "
-    "opacity (0 to 1), width (lines, 0.5 to 20 px) and radius (points, 1 to 30 px), one "
-    "value for the whole entry; per-feature colours, fills and labels are not drawn"
-)
-_HEX: Final = re.compile(r"^#(?:[0-9a-fA-F]{3,4}|[0-9a-fA-F]{6}|[0-9a-fA-F]{8})$")
-#: CSS's named colours, which the map (MapLibre) accepts.
-_CSS_NAMES: Final = """
-aliceblue antiquewhite aqua aquamarine azure beige bisque black blanchedalmond blue
-blueviolet brown burlywood cadetblue chartreuse chocolate coral cornflowerblue cornsilk
-crimson cyan darkblue darkcyan darkgoldenrod darkgray darkgreen darkgrey darkkhaki
-darkmagenta darkolivegreen darkorange darkorchid darkred darksalmon darkseagreen
-darkslateblue darkslategray darkslategrey darkturquoise darkviolet deeppink deepskyblue
-dimgray dimgrey dodgerblue firebrick floralwhite forestgreen fuchsia gainsboro
-ghostwhite gold goldenrod gray green greenyellow grey honeydew hotpink indianred indigo
-ivory khaki lavender lavenderblush lawngreen lemonchiffon lightblue lightcoral
-lightcyan lightgoldenrodyellow lightgray lightgreen lightgrey lightpink lightsalmon
-lightseagreen lightskyblue lightslategray lightslategrey lightsteelblue lightyellow
-lime limegreen linen magenta maroon mediumaquamarine mediumblue mediumorchid
-mediumpurple mediumseagreen mediumslateblue mediumspringgreen mediumturquoise
-mediumvioletred midnightblue mintcream mistyrose moccasin navajowhite navy oldlace
-olive olivedrab orange orangered orchid palegoldenrod palegreen paleturquoise
-palevioletred papayawhip peachpuff peru pink plum powderblue purple rebeccapurple red
-rosybrown royalblue saddlebrown salmon sandybrown seagreen seashell sienna silver
-skyblue slateblue slategray slategrey snow springgreen steelblue tan teal thistle
-tomato turquoise violet wheat white whitesmoke yellow yellowgreen
-"""
-_NAMED: Final = frozenset(_CSS_NAMES.split())
-
-
-def _style_problems(style: dict[str, Any]) -> list[str]:
-    problems = [f"{key!r} is not drawn" for key in sorted(set(style) - {"color", *_STYLE_RANGES})]
-    color = style.get("color")
-    if color is not None and not (
-        isinstance(color, str) and (_HEX.match(color) or color.lower() in _NAMED)
-    ):
-        problems.append(f"color {color!r} is not a CSS colour")
-    for key, (low, high) in _STYLE_RANGES.items():
-        value = style.get(key)
-        if value is None:
-            continue
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not low <= value <= high
-        ):
-            problems.append(f"{key} {value!r} is not a number from {low:g} to {high:g}")
-    return problems
 
 
 async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -> dict[str, Any]:
@@ -114,13 +64,24 @@ async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -
                 hint=f"the {kind} entries are {', '.join(sorted(known)) or 'none'}",
             )
     style = arguments.style
-    if style is not None and (problems := _style_problems(style)):
-        raise ToolError(f"the style cannot be drawn: {'; '.join(problems)}", hint=_DRAWN)
+    if style is not None and (problems := style_problems(style)):
+        raise ToolError(f"the style cannot be drawn: {'; '.join(problems)}", hint=DRAWN)
     visible = arguments.action == "show"
-    events = [EntryDisplayChanged(entry_id=t, visible=visible, style=style) for t in targets]
+    events, drawn = [], {}
+    for target in targets:
+        stored = style
+        if style is not None and DATA_DRIVEN & set(style):
+            written = ctx.entry_version(target)
+            features = ctx.entry_data(target).get("features") or []
+            stored, said = resolve_style(style, features, written.version)
+            drawn[target] = said
+        events.append(EntryDisplayChanged(entry_id=target, visible=visible, style=stored))
     if events:
         ctx.append(events)
-    return {"changed": targets, "visible": visible}
+    result: dict[str, Any] = {"changed": targets, "visible": visible}
+    if drawn:
+        result["drawn"] = drawn
+    return result
 
 
 def _display_tool(kind: str, what: str) -> ToolEntry[Any]:
@@ -128,7 +89,7 @@ def _display_tool(kind: str, what: str) -> ToolEntry[Any]:
         return await change_display(ctx, kind, arguments)
 
     return ToolEntry(
-        description=f"Show or hide {what} on the map, by entry id or all at once, with a style.",
+        description=f"Show, hide or style {what} on the map. " + DRAWN[0].upper() + DRAWN[1:],
         input_schema=DisplayInput,
         execute=execute,
         effects=frozenset({"display"}),

@@ -24,6 +24,7 @@ from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, Typ
 
 from geomint.provenance import Conflict, EntryVersion, Provenance
 from geomint.provenance.citations import Segment
+from geomint.state.styles import LayerStyle
 
 __all__ = [
     "PART_ADAPTER",
@@ -194,15 +195,20 @@ class EntryPart(_Durable):
     bbox: tuple[float, float, float, float] | None = None
     bytes: int
     geojson_url: str
+    #: How the map draws it (geomint.state.styles): the server holds an entry's style.
+    style: LayerStyle | None = None
 
 
 class DisplayPart(_Durable):
-    """What the map shows of an entry changed: shown, hidden or styled."""
+    """What the map shows of an entry changed: shown, hidden or styled.
+
+    ``style`` is the entry's whole style after the change, not only what changed.
+    """
 
     type: Literal["display"] = "display"
     entry_id: str
     visible: bool | None = None
-    style: dict[str, JsonValue] | None = None
+    style: LayerStyle | None = None
 
 
 class ViewPart(_Durable):

@@ -38,6 +38,7 @@ from geomint.state import (
     Event,
     FetchMissed,
     FigurePresented,
+    LayerStyle,
     MessageAdded,
     MonitorFailed,
     MonitorSwitched,
@@ -48,6 +49,7 @@ from geomint.state import (
     ToolReturned,
     ViewChanged,
     Workspace,
+    entry_style,
     fold,
 )
 from geomint.store import Appended, Chats
@@ -100,7 +102,13 @@ class _Origin(TypedDict):
 BlobReader = Callable[[BlobRef], bytes]
 
 #: The event types whose parts read the folded state; the rest read only the event.
-_NEEDS_STATE: Final = (AnalysisRecorded, FigurePresented, ApprovalAsked)
+_NEEDS_STATE: Final = (
+    AnalysisRecorded,
+    FigurePresented,
+    ApprovalAsked,
+    EntryWritten,
+    EntryDisplayChanged,
+)
 
 
 def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[DurablePart]:
@@ -138,10 +146,11 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
                 )
             ]
         case EntryWritten():
-            return [_entry(event.chat_id, body, at)]
+            return [_entry(event.chat_id, body, at, entry_style(workspace, body.entry_id))]
         case EntryDisplayChanged():
+            style = entry_style(workspace, body.entry_id) if body.style is not None else None
             return [DisplayPart(**at, entry_id=body.entry_id, visible=body.visible,
-                                style=body.style)]  # fmt: skip
+                                style=style)]  # fmt: skip
         case ViewChanged():
             return [ViewPart(**at, center=body.center, zoom=body.zoom, bbox=body.bbox,
                              padding=body.padding)]  # fmt: skip
@@ -355,8 +364,9 @@ def _upload(message_id: str, part: Mapping[str, Any], at: _Origin) -> UploadPart
     )
 
 
-def _entry(chat_id: str, body: EntryWritten, at: _Origin) -> EntryPart:
+def _entry(chat_id: str, body: EntryWritten, at: _Origin, style: LayerStyle | None) -> EntryPart:
     return EntryPart(
+        style=style,
         **at,
         entry_id=body.entry_id,
         kind=body.kind,

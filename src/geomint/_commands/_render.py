@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, Final
 
+from rich.color import Color, ColorParseError
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.padding import Padding
 from rich.panel import Panel
@@ -444,7 +445,7 @@ def _brief(value: Any) -> str:
 
 def render_entry(part: EntryPart, *, hidden: bool = False) -> RenderableType:
     """A map entry as one line: id, version, label, feature count, licence; never its GeoJSON."""
-    line = Text("  ▣ ", style="blue")
+    line = Text("  ▣ ", style=_colour(part.style.color if part.style else None))
     line.append(part.entry_id, style="bold cyan")
     line.append(f" v{part.version}", style="cyan")
     line.append(f"  {_cut(part.label, 60)}")
@@ -457,6 +458,31 @@ def render_entry(part: EntryPart, *, hidden: bool = False) -> RenderableType:
         details.append("hidden")
     line.append("  " + " · ".join(details), style="dim")
     return _Line(line)
+
+
+def _colour(color: str | None) -> str:
+    """A style's colour as the terminal can show it (blue where it cannot)."""
+    if color:
+        try:
+            Color.parse(color)
+        except ColorParseError:
+            return "blue"
+        return color
+    return "blue"
+
+
+def _display(part: DisplayPart) -> RenderableType:
+    said = []
+    if part.visible is not None:
+        said.append("shown" if part.visible else "hidden")
+    if part.style and part.style.color_by:
+        by = part.style.color_by
+        said.append(f"coloured by {by.property} in {len(by.classes)} classes")
+    elif part.style:
+        said.append("restyled")
+    line = Text("  ◐ ", style=_colour(part.style.color if part.style else None))
+    line.append(f"{part.entry_id} {' and '.join(said)} on the map", style="blue")
+    return line
 
 
 def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
@@ -478,9 +504,8 @@ def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
             return render_figures(part.figures, part.title)
         case EntryPart():
             return render_entry(part)
-        case DisplayPart() if verbose and part.visible is not None:
-            state = "shown" if part.visible else "hidden"
-            return Text(f"  ◐ {part.entry_id} {state} on the map", style="blue")
+        case DisplayPart() if verbose and (part.visible is not None or part.style):
+            return _display(part)
         case MonitorRanPart():
             return _monitor(part)
         case ObservationPart():

@@ -2,9 +2,9 @@
 
 A chat's id is chosen by the browser and kept in its URL (``/chat/<id>``); the client sends
 only its newest message, and the server reads the thread from the store. The routes live
-in :mod:`.routes` (the page, chats, exports, turns, uploads), the checks every request passes
-first in :mod:`.guards` (the token, the host, the origin). :func:`create_app` stacks the
-checks, puts what the routes share on ``app.state``, and includes the routers.
+in :mod:`.routes` (the page, chats, exports, layers, turns, uploads), the checks every
+request passes first in :mod:`.guards` (the token, the host, the origin). :func:`create_app`
+stacks the checks, puts what the routes share on ``app.state``, and includes the routers.
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
 turns, uploads and new chats are rate limited per client; bodies are size-capped.
@@ -24,7 +24,7 @@ from geomint.server.approvals import Approvals
 from geomint.server.errors import ReadableTooLarge, install_error_bodies
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
-from geomint.server.routes import chats, exports, page, turns, uploads
+from geomint.server.routes import chats, exports, layers, page, turns, uploads
 from geomint.server.routes._deps import Served
 
 __all__ = ["MAX_BODY_BYTES", "TOKEN_COOKIE", "TurnLimiter", "create_app"]
@@ -93,6 +93,7 @@ def create_app(
     app.include_router(page.router)
     app.include_router(chats.router)
     app.include_router(exports.router)
+    app.include_router(layers.router)
     app.include_router(turns.router)
     app.include_router(uploads.router, max_body_size=max_upload)
     return app

@@ -7,6 +7,7 @@
   an entry's GeoJSON.
 - :mod:`.exports`: downloads: a layer as GeoJSON, CSV or GeoParquet, a chart's data as
   CSV, a figure with its provenance, the whole chat.
+- :mod:`.layers`: a layer shown, hidden, faded or reordered from the page.
 - :mod:`.turns`: a turn (``POST /api/chat``) and the answers to its approval requests.
 - :mod:`.uploads`: a file dropped into a chat.
 

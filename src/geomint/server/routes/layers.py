@@ -46,7 +46,7 @@ async def change_display(
 ) -> dict[str, Any]:
     """Show, hide, fade or reorder one layer; 404 when the chat has no such entry."""
     asked: dict[str, JsonValue] = {"opacity": change.opacity, "order": change.order}
-    style = {k: v for k, v in asked.items() if v is not None}
+    style: dict[str, JsonValue] = {k: v for k, v in asked.items() if v is not None}
 
     def append() -> dict[str, Any] | None:
         if entry_id not in agent.chats.open(chat_id).entries:

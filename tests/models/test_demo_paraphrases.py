@@ -48,6 +48,11 @@ PARAPHRASES: dict[str, tuple[str, ...]] = {
         "What places are within the parks?",
         "list the places in parks",
     ),
+    "Colour the places by category": (
+        "Color these places by their category",
+        "colour-code the places by kind",
+        "Show a legend of the place categories",
+    ),
     "Show only the cafés on the map": (
         "Hide everything but the cafés",
         "Show just the cafes",

@@ -244,6 +244,20 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         "largest shown, with their source.",
     ),
     DemoPrompt(
+        text="Colour the places by category",
+        pattern=r"\bcolou?r\w*\b.*\bby\b|\bby (category|kind|type)\b.*\bcolou?r|legend",
+        tools=("update_places_display",),
+        scopes={},
+        steps=(
+            (
+                "update_places_display",
+                lambda t: {"entry_ids": [t.first("places")], "style": {"color_by": "category"}},
+            ),
+        ),
+        answer="The places are coloured by category; the layers panel holds the legend, "
+        "with how many places each colour stands for.",
+    ),
+    DemoPrompt(
         text="Load my bus and tram stops file",
         pattern=r"\b(load|add|open)\b(?!.*\bagain\b).*stop",
         tools=("add_byod_layer",),

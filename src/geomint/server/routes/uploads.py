@@ -1,5 +1,6 @@
 """A file dropped into a chat: ``POST /api/chats/<id>/uploads?name=<file name>`` with the
-file as the body, through intake into a byod entry and a message of the chat.
+file as the body, through intake into a byod entry and a message of the chat; the answer
+holds the entry, its data and the style the map draws it with.
 
 The route's body cap is the agent's ``max_upload_bytes``, set where ``create_app``
 includes :data:`router` (every other route keeps the 64 kB of a message); it is counted as
@@ -8,12 +9,14 @@ the body arrives, with or without a Content-Length.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from geomint.errors import UsageError
 from geomint.server.routes._deps import Agent, IdleChatId, RateLimit
+from geomint.state import entry_style
 
 __all__ = ["router"]
 
@@ -27,6 +30,10 @@ async def upload(chat_id: IdleChatId, name: str, request: Request, agent: Agent)
     if not body:
         raise HTTPException(422, f"{name!r} is empty")
     try:
-        return await agent.upload(body, name, chat_id=chat_id)
+        added = await agent.upload(body, name, chat_id=chat_id)
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
+    # The style the new layer is drawn with is the server's, as for every other entry.
+    workspace = await asyncio.to_thread(agent.chats.open, chat_id)
+    style = entry_style(workspace, str(added["entry_id"]))
+    return {**added, "style": style.model_dump(mode="json") if style else None}

@@ -5,7 +5,8 @@
 import { LiveMap, bboxOf } from "./map.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
-import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
+import { api, el, exportUrl, newChatId, visibleCode } from "./util.js";
+import { LayersPanel } from "./layers.js";
 import { Connection } from "./connection.js";
 import { ChatList } from "./sidebar.js";
 
@@ -24,9 +25,6 @@ const EXAMPLES = [
 const state = { chatId: null, health: null, controller: null, current: null, opening: 0 };
 /** The figures the open chat minted, by id: what a cited figure's chip opens. */
 const figures = new Map();
-/** The open chat's entries (its layers), by id: the latest version and label of each. */
-const layers = new Map();
-const LAYER_FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
 const liveMap = new LiveMap("map");
 const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
@@ -82,28 +80,13 @@ async function loadChats() {
   await chatList.load();
 }
 
-// -- the layers list and exports --------------------------------------------------------
+// -- the layers panel --------------------------------------------------------------------
 
-/** Note an entry's newest version (a part, a restored entry or an upload) and redraw the list. */
-function noteLayer(entry) {
-  if (!entry || !entry.entry_id) return;
-  const known = layers.get(entry.entry_id);
-  if (known && known.version && entry.version && known.version > entry.version) return;
-  layers.set(entry.entry_id, { entry_id: entry.entry_id, label: entry.label || entry.entry_id, version: entry.version ?? null });
-  drawLayers();
-}
-
-function drawLayers() {
-  $("#layer-count").textContent = String(layers.size);
-  $("#layer-list").replaceChildren(...[...layers.values()].map((layer) => {
-    const version = layer.version ? `&version=${layer.version}` : "";
-    const base = exportUrl(state.chatId, `entries/${encodeURIComponent(layer.entry_id)}/export`);
-    return el("li", { class: "layer", dataset: { entryId: layer.entry_id } },
-      el("span", { class: "layer-label", title: `${layer.entry_id}${layer.version ? ` v${layer.version}` : ""}`, text: layer.label }),
-      exportMenu(`Export the layer ${layer.label}`, LAYER_FORMATS.map(([format, text]) =>
-        ({ text, format, href: `${base}?format=${format}${version}` }))));
-  }));
-}
+const layersPanel = new LayersPanel($("#layer-list"), $("#layer-count"), {
+  liveMap,
+  chatId: () => state.chatId,
+  failed: (text) => showNote(text),
+});
 
 // -- opening a chat ----------------------------------------------------------------------
 
@@ -115,8 +98,7 @@ async function openChat(chatId, { push = false } = {}) {
   const ticket = ++state.opening; // a later openChat wins, whichever answer comes first
   state.chatId = chatId;
   figures.clear();
-  layers.clear();
-  drawLayers();
+  layersPanel.clear();
   $("#export-chat").href = exportUrl(chatId, "export");
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
@@ -190,7 +172,8 @@ class Thread {
         return;
       case "entry": return this.#entry(part);
       case "display": return this.#display(part);
-      case "view": return this.live ? liveMap.view(part) : (this.lastView = part);
+      // Live, a camera move waits for nobody: unless the person moved the map since asking.
+      case "view": return this.live ? (liveMap.movedByPerson ? null : liveMap.view(part)) : (this.lastView = part);
       case "progress": return this.view?.progress(part);
       case "run_started":
         if (this.live && this.view) this.runId = part.run_id;
@@ -224,15 +207,20 @@ class Thread {
     }
   }
 
-  #entry(part) {
-    noteLayer(part);
-    if (this.live) return liveMap.setEntry(part);
+  async #entry(part) {
+    layersPanel.note(part);
+    if (this.live) {
+      await liveMap.setEntry(part);
+      liveMap.arrived(part.entry_id);
+      return;
+    }
+    // Read back, each entry is drawn once, with the newest of its style and display state.
     const shown = this.entries.get(part.entry_id);
-    this.entries.set(part.entry_id, { ...part, visible: shown?.visible ?? true, style: shown?.style ?? null });
+    this.entries.set(part.entry_id, { ...part, visible: shown?.visible ?? true, style: part.style ?? shown?.style ?? null });
   }
 
   #display(part) {
-    if (this.live) return liveMap.setDisplay(part.entry_id, part.visible, part.style);
+    if (this.live) return liveMap.setDisplay(part.entry_id, part.visible, part.style ?? null);
     const entry = this.entries.get(part.entry_id);
     if (!entry) return;
     if (part.visible !== null && part.visible !== undefined) entry.visible = part.visible;
@@ -273,6 +261,7 @@ async function ask() {
   prompt.value = "";
   showNote(null);
   showExamples(false);
+  liveMap.follow();
   const question = userMessage(text);
   messages.append(question);
   const view = newAssistant();
@@ -379,7 +368,7 @@ async function upload(file) {
     });
     if (state.chatId !== chatId) return; // the person has moved to another chat meanwhile
     pending.replaceWith(uploadMessage(added));
-    noteLayer(added);
+    layersPanel.note(added);
     await liveMap.setEntry({ ...added, kind: "byod", visible: true });
     const box = added.geojson && bboxOf(added.geojson);
     if (box) liveMap.view({ bbox: box });

@@ -1,25 +1,24 @@
 // The live map: an offline basemap, and one source per entry whose layers follow the
-// entry's display state. Sources are named "entry-<entry id>".
+// entry's display state and the style the server holds for it. Sources are named
+// "entry-<entry id>"; an entry with a higher style order is drawn above.
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
+import { FALLBACK_STYLE, labelLayout, paintOf } from "./styles.js";
 
-const KIND_COLOURS = {
-  places: "#d9480f",
-  geometries: "#2b8a3e",
-  routes: "#1971c2",
-  ranges: "#7048e8",
-  incidents: "#e03131",
-  byod: "#0c8599",
-  traffic_area_analytics: "#f08c00",
-};
-const SAFE_COLOUR = /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i;
+/** How long a result layer stays highlighted when it arrives. */
+const FLASH_MS = 1600;
 
 export class LiveMap {
   constructor(container) {
     maplibregl.setWorkerUrl("/static/vendor/maplibre-gl/maplibre-gl-worker.mjs");
     const protocol = new window.pmtiles.Protocol();
     maplibregl.addProtocol("pmtiles", protocol.tile);
-    this.entries = new Map(); // entry id -> {kind, label, count}
+    /** entry id -> {entry_id, kind, label, version, count, geometry, sources, style, visible} */
+    this.entries = new Map();
+    /** Called whenever an entry is added, changed or removed (the layers panel redraws). */
+    this.onChange = () => {};
+    /** Whether the person has moved the map since the app last moved it (see follow()). */
+    this.movedByPerson = false;
     this.map = new maplibregl.Map({
       container,
       style: "/static/basemap/style.json",
@@ -37,23 +36,60 @@ export class LiveMap {
         resolve();
       }));
     this.map.on("click", (event) => this.#popup(event));
+    // A move with an input event behind it is the person's; the app's own moves have none.
+    this.map.on("movestart", (event) => { if (event.originalEvent) this.movedByPerson = true; });
+  }
+
+  /** From now on, move the camera to each result that arrives (a new question was asked). */
+  follow() {
+    this.movedByPerson = false;
   }
 
   /** Add or replace an entry's data; visible says whether its layers show. */
-  async setEntry({ entry_id, kind, label, geojson, geojson_url, visible = true, style = null }) {
+  async setEntry({ entry_id, kind, label, version = null, sources = [], geojson, geojson_url, visible = true, style = null }) {
     // A large entry comes by reference: the stream and the reload carry its URL, not its data.
     if (!geojson && geojson_url) geojson = await this.fetchGeojson(geojson_url);
     if (!geojson || geojson.type !== "FeatureCollection") return;
     await this.loaded;
     const id = `entry-${entry_id}`;
+    const known = this.entries.get(entry_id);
+    const drawn = style || known?.style || { ...FALLBACK_STYLE, order: this.entries.size };
     const source = this.map.getSource(id);
     if (source) source.setData(geojson);
     else {
       this.map.addSource(id, { type: "geojson", data: geojson, attribution: "" });
-      this.#addLayers(id, kind);
+      this.#addLayers(id, kind, drawn);
     }
-    this.entries.set(entry_id, { kind, label, count: geojson.features.length });
-    this.setDisplay(entry_id, visible, style);
+    this.entries.set(entry_id, {
+      entry_id, kind, label, version, sources, style: drawn, visible,
+      count: geojson.features.length, geometry: geometryOf(geojson), bbox: bboxOf(geojson),
+    });
+    this.setDisplay(entry_id, visible, drawn);
+  }
+
+  /** A result arrived during a turn: highlight it, and show it unless the person moved the map. */
+  arrived(entry_id) {
+    const entry = this.entries.get(entry_id);
+    if (!entry) return;
+    if (!this.movedByPerson && entry.bbox) this.view({ bbox: entry.bbox });
+    this.flash(entry_id);
+  }
+
+  /** Draw an entry wider and brighter for a moment, so the eye finds it. */
+  flash(entry_id) {
+    const id = `entry-${entry_id}`;
+    const entry = this.entries.get(entry_id);
+    if (!entry || !this.map.getLayer(`${id}-circle`)) return;
+    this.map.setPaintProperty(`${id}-circle`, "circle-stroke-width", 3);
+    this.map.setPaintProperty(`${id}-circle`, "circle-stroke-color", "#ffd43b");
+    this.map.setPaintProperty(`${id}-line`, "line-width", (entry.style.width || 2) + 3);
+    clearTimeout(entry.flashing);
+    entry.flashing = setTimeout(() => {
+      if (!this.map.getLayer(`${id}-circle`)) return;
+      this.map.setPaintProperty(`${id}-circle`, "circle-stroke-width", 1);
+      this.map.setPaintProperty(`${id}-circle`, "circle-stroke-color", "#ffffff");
+      this.#applyStyle(entry_id);
+    }, FLASH_MS);
   }
 
   /** An entry's GeoJSON by reference (same origin, like every API call); null if it cannot be had. */
@@ -63,23 +99,40 @@ export class LiveMap {
     return response.ok ? response.json() : null;
   }
 
-  /** Show or hide an entry, with an optional style (colour, opacity, width, radius). */
-  setDisplay(entry_id, visible, style) {
-    const id = `entry-${entry_id}`;
-    for (const layer of this.#layerIds(id)) {
-      if (!this.map.getLayer(layer)) continue;
-      this.map.setLayoutProperty(layer, "visibility", visible ? "visible" : "none");
-      if (style) this.#applyStyle(layer, style);
-    }
+  /** Show or hide an entry (visible null leaves it), and draw it with `style` (its whole
+   * style, as the server holds it) when one is given. */
+  setDisplay(entry_id, visible, style = null) {
+    const entry = this.entries.get(entry_id);
+    if (!entry) return;
+    if (visible !== null && visible !== undefined) entry.visible = visible;
+    if (style) entry.style = style;
+    this.#applyStyle(entry_id);
+    if (style) this.#restack();
+    this.onChange();
+  }
+
+  /** Draw a change the person is still making (an opacity being dragged) before it is kept. */
+  preview(entry_id, changes) {
+    const entry = this.entries.get(entry_id);
+    if (!entry) return;
+    entry.style = { ...entry.style, ...changes };
+    this.#applyStyle(entry_id);
+  }
+
+  /** Move the camera to an entry's extent. */
+  zoomTo(entry_id) {
+    const bbox = this.entries.get(entry_id)?.bbox;
+    if (bbox) this.view({ bbox });
   }
 
   clear() {
     for (const entryId of this.entries.keys()) {
       const id = `entry-${entryId}`;
-      for (const layer of this.#layerIds(id)) if (this.map.getLayer(layer)) this.map.removeLayer(layer);
+      for (const layer of this.#layerIds(id, { labels: true })) if (this.map.getLayer(layer)) this.map.removeLayer(layer);
       if (this.map.getSource(id)) this.map.removeSource(id);
     }
     this.entries.clear();
+    this.onChange();
   }
 
   /** Features the page put in an entry's source (read back from the map). */
@@ -159,45 +212,61 @@ export class LiveMap {
     });
   }
 
-  #layerIds(id) {
-    return [`${id}-fill`, `${id}-line`, `${id}-circle`];
+  #layerIds(id, { labels = false } = {}) {
+    const ids = [`${id}-fill`, `${id}-line`, `${id}-circle`];
+    return labels ? [...ids, `${id}-label`] : ids;
   }
 
-  #addLayers(id, kind) {
-    const colour = KIND_COLOURS[kind] || "#495057";
+  #addLayers(id, kind, style) {
+    const paint = paintOf(style, kind);
     const is = (...types) => ["in", ["geometry-type"], ["literal", types]];
     const polygons = is("Polygon", "MultiPolygon");
     const lines = is("LineString", "MultiLineString", "Polygon", "MultiPolygon");
+    this.map.addLayer({ id: `${id}-fill`, type: "fill", source: id, filter: polygons, paint: paint.fill });
     this.map.addLayer({
-      id: `${id}-fill`, type: "fill", source: id, filter: polygons,
-      paint: { "fill-color": colour, "fill-opacity": kind === "ranges" ? 0.18 : 0.25 },
-    });
-    this.map.addLayer({
-      id: `${id}-line`, type: "line", source: id, filter: lines,
-      paint: { "line-color": colour, "line-width": kind === "routes" ? 4 : 2 },
+      id: `${id}-line`, type: "line", source: id, filter: lines, paint: paint.line,
       layout: { "line-join": "round", "line-cap": "round" },
     });
     this.map.addLayer({
       id: `${id}-circle`, type: "circle", source: id, filter: is("Point", "MultiPoint"),
-      paint: {
-        "circle-color": colour,
-        "circle-radius": ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6],
-        "circle-stroke-color": "#ffffff", "circle-stroke-width": 1,
+      paint: { ...paint.circle, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1 },
+    });
+    this.map.addLayer({
+      id: `${id}-label`, type: "symbol", source: id,
+      layout: {
+        ...labelLayout(style), "text-font": ["Noto Sans"], "text-size": 11, "text-offset": [0, 1.1],
+        "text-anchor": "top", "text-max-width": 10, "text-optional": true,
       },
+      paint: { ...paint.label, "text-color": "#1f2328", "text-halo-color": "#ffffff", "text-halo-width": 1.4 },
     });
   }
 
-  #applyStyle(layer, style) {
-    const colour = typeof style.color === "string" && SAFE_COLOUR.test(style.color) ? style.color : null;
-    const opacity = Number.isFinite(style.opacity) ? Math.min(1, Math.max(0, style.opacity)) : null;
-    const kind = layer.endsWith("-fill") ? "fill" : layer.endsWith("-line") ? "line" : "circle";
+  /** Draw an entry as its display state and style say. */
+  #applyStyle(entry_id) {
+    const entry = this.entries.get(entry_id);
+    const id = `entry-${entry_id}`;
+    if (!entry || !this.map.getLayer(`${id}-fill`)) return;
+    const paint = paintOf(entry.style, entry.kind);
     try {
-      if (colour) this.map.setPaintProperty(layer, `${kind}-color`, colour);
-      if (opacity !== null) this.map.setPaintProperty(layer, `${kind}-opacity`, opacity);
-      if (kind === "line" && Number.isFinite(style.width)) this.map.setPaintProperty(layer, "line-width", Math.min(20, Math.max(0.5, style.width)));
-      if (kind === "circle" && Number.isFinite(style.radius)) this.map.setPaintProperty(layer, "circle-radius", Math.min(30, Math.max(1, style.radius)));
+      for (const [layer, props] of [["fill", paint.fill], ["line", paint.line], ["circle", paint.circle], ["label", paint.label]]) {
+        for (const [name, value] of Object.entries(props)) this.map.setPaintProperty(`${id}-${layer}`, name, value);
+      }
+      const layout = labelLayout(entry.style);
+      this.map.setLayoutProperty(`${id}-label`, "text-field", layout["text-field"]);
+      this.map.setLayoutProperty(`${id}-label`, "visibility", entry.visible ? layout.visibility : "none");
+      for (const layer of this.#layerIds(id)) this.map.setLayoutProperty(layer, "visibility", entry.visible ? "visible" : "none");
     } catch (error) {
       console.warn("style not applied", error);
+    }
+  }
+
+  /** Put the entries' layers in their style order, the highest on top. */
+  #restack() {
+    const ordered = [...this.entries.values()].sort((a, b) => (a.style.order ?? 0) - (b.style.order ?? 0));
+    for (const entry of ordered) {
+      for (const layer of this.#layerIds(`entry-${entry.entry_id}`, { labels: true })) {
+        if (this.map.getLayer(layer)) this.map.moveLayer(layer);
+      }
     }
   }
 
@@ -246,6 +315,18 @@ function spell(v, depth) {
   if (depth >= 2) return Array.isArray(v) ? `[${v.length} items]` : "{…}";
   if (Array.isArray(v)) return v.map((item) => spell(item, depth + 1)).join(", ");
   return Object.entries(v).map(([k, item]) => `${k}: ${spell(item, depth + 1)}`).join("; ");
+}
+
+/** What most of a collection's features are, for the legend's swatch: point, line or area. */
+export function geometryOf(collection) {
+  const counts = { point: 0, line: 0, area: 0 };
+  for (const feature of (collection?.features ?? []).slice(0, 1000)) {
+    const type = feature.geometry?.type || "";
+    if (type.endsWith("Point")) counts.point++;
+    else if (type.endsWith("LineString")) counts.line++;
+    else if (type.endsWith("Polygon")) counts.area++;
+  }
+  return Object.entries(counts).sort((a, b) => b[1] - a[1])[0][0];
 }
 
 /** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */

@@ -1,0 +1,118 @@
+// An entry's style as MapLibre paint, and as a legend. The style is the server's
+// (geomint.state.styles, carried by entry and display parts): the page draws it and invents
+// nothing, so a reload, the terminal and an export see the same colours.
+
+import { el, formatNumber } from "./util.js";
+
+/** Drawn when a part carries no style (a part from before styles were held by the server). */
+export const FALLBACK_STYLE = {
+  color: "#495057", opacity: 1, width: 2, radius: null, color_by: null, size_by: null, label_by: null, order: 0,
+};
+const SAFE_COLOUR = /^(#[0-9a-f]{3,8}|[a-z]{3,20})$/i;
+/** Fills are drawn at this share of the layer's opacity, so what lies beneath shows. */
+const FILL_SHARE = 0.25;
+
+function colour(value, fallback) {
+  return typeof value === "string" && SAFE_COLOUR.test(value) ? value : fallback;
+}
+
+/** The feature colour: one colour, or the classes of `color_by` with "other" for the rest. */
+export function colourOf(style) {
+  const base = colour(style.color, FALLBACK_STYLE.color);
+  const by = style.color_by;
+  if (!by || !Array.isArray(by.classes) || !by.classes.length) return base;
+  const value = ["get", by.property];
+  const other = colour(by.classes.find((c) => c.other)?.color, base);
+  const classes = by.classes.filter((c) => !c.other);
+  if (!classes.length) return other;
+  if (by.kind === "graduated") {
+    const steps = ["step", value, colour(classes[0].color, base)];
+    for (const c of classes.slice(1)) steps.push(c.low, colour(c.color, base));
+    return ["case", ["==", ["typeof", value], "number"], steps, other];
+  }
+  // Match on text: a class's value may be a number or text, and MapLibre's labels must be
+  // one literal each (two values that read the same are drawn as the first).
+  const seen = new Set();
+  const match = ["match", ["to-string", value]];
+  for (const c of classes) {
+    const label = String(c.value);
+    if (seen.has(label)) continue;
+    seen.add(label);
+    match.push(label, colour(c.color, base));
+  }
+  return seen.size ? [...match, other] : other;
+}
+
+/** A size in pixels from `size_by`, or `fixed` when the style sizes nothing by data. */
+function sizeOf(style, fixed) {
+  const by = style.size_by;
+  if (!by) return fixed;
+  if (!(by.high > by.low)) return by.smallest;
+  return ["interpolate", ["linear"], ["to-number", ["get", by.property], by.low],
+    by.low, by.smallest, by.high, by.largest];
+}
+
+/** Paint properties of each of an entry's layers (fill, line, circle, label). */
+export function paintOf(style, kind) {
+  const s = style || FALLBACK_STYLE;
+  const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
+  const color = colourOf(s);
+  const zoomRadius = ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6];
+  return {
+    fill: { "fill-color": color, "fill-opacity": (kind === "ranges" ? 0.7 : 1) * FILL_SHARE * opacity },
+    line: { "line-color": color, "line-opacity": opacity, "line-width": sizeOf(s, s.width || 2) },
+    circle: {
+      "circle-color": color,
+      "circle-opacity": opacity,
+      "circle-stroke-opacity": opacity,
+      "circle-radius": sizeOf(s, Number.isFinite(s.radius) ? s.radius : zoomRadius),
+    },
+    label: { "text-opacity": opacity },
+  };
+}
+
+/** Layout of the label layer: the `label_by` property's value, or nothing. */
+export function labelLayout(style) {
+  const property = style?.label_by;
+  return {
+    visibility: property ? "visible" : "none",
+    "text-field": property ? ["to-string", ["get", property]] : "",
+  };
+}
+
+/**
+ * The legend of one entry: a swatch of its colour, or one row per class of `color_by`
+ * with its count, and a line saying what sizes and labels come from.
+ */
+export function legendOf(style, { geometry = "point" } = {}) {
+  const s = style || FALLBACK_STYLE;
+  const box = el("div", { class: "legend" });
+  const by = s.color_by;
+  if (by && Array.isArray(by.classes)) {
+    box.append(el("p", { class: "legend-title", text: `${by.property} (${by.kind === "graduated" ? "graduated" : "categories"})` }));
+    box.append(el("ul", { class: "legend-classes" }, by.classes.map((c) => el("li", {},
+      swatch(colour(c.color, s.color), geometry),
+      el("span", { class: "legend-value", text: classText(c, by.kind) }),
+      el("span", { class: "legend-count", text: formatNumber(c.count) })))));
+  }
+  if (s.size_by) {
+    const z = s.size_by;
+    box.append(el("p", { class: "legend-note", text: `size by ${z.property}: ${formatNumber(z.low)} to ${formatNumber(z.high)}` }));
+  }
+  if (s.label_by) box.append(el("p", { class: "legend-note", text: `labels: ${s.label_by}` }));
+  return box.childElementCount ? box : null;
+}
+
+function classText(c, kind) {
+  if (c.other) return "other";
+  if (kind === "graduated") return `${formatNumber(c.low)} – ${formatNumber(c.high)}`;
+  return String(c.value);
+}
+
+/** A small sample of a colour shaped like the geometry it colours (point, line or area). */
+export function swatch(color, geometry = "point") {
+  const node = el("span", { class: `swatch swatch-${geometry}`, "aria-hidden": "true" });
+  // Through the CSSOM: the page's CSP refuses style attributes.
+  node.style.setProperty("--swatch", colour(color, FALLBACK_STYLE.color));
+  return node;
+}

@@ -23,6 +23,7 @@ from geomint.intake import aload as intake_aload
 from geomint.provenance import LICENCE_NOT_STATED, Provenance
 from geomint.providers import bundled
 from geomint.state import MessageAdded
+from geomint.tools._styling import DRAWN
 from geomint.tools.context import ToolContext
 from geomint.tools.display import DisplayInput, change_display
 from geomint.tools.effects import EffectRefusedError
@@ -330,11 +331,12 @@ async def _byod_display(arguments: DisplayInput, ctx: ToolContext) -> dict[str, 
 
 
 UPDATE_BYOD_DISPLAY: Final = ToolEntry(
-    description="Show or hide byod layers on the map (by entry id, or all with clear_all).",
+    description="Show, hide or style the user's own layers on the map (by entry id, or all "
+    "with clear_all). " + DRAWN[0].upper() + DRAWN[1:],
     input_schema=DisplayInput,
     execute=_byod_display,
     effects=frozenset({"display"}),
-    classification_prompt="Show or hide the user's own layers on the map.",
+    classification_prompt="Show, hide or restyle the user's own layers on the map.",
     tags=("byod", "map"),
     related_tools=("add_byod_layer", "recall_byod"),
 )

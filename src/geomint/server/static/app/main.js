@@ -8,6 +8,7 @@ import { streamTurn } from "./stream.js";
 import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
 import { Connection } from "./connection.js";
 import { ChatList } from "./sidebar.js";
+import { AttributeTable } from "./table.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -28,12 +29,14 @@ const figures = new Map();
 const layers = new Map();
 const LAYER_FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
 const liveMap = new LiveMap("map");
+const table = new AttributeTable(liveMap.map);
 const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
 window.geomint = {
   map: liveMap.map,
   get chatId() { return state.chatId; },
   entryFeatures: (entryId) => liveMap.entryFeatures(entryId),
+  setDisplay: (entryId, visible) => liveMap.setDisplay(entryId, visible),
   ready: new Promise((resolve) => (markReady = resolve)),
 };
 
@@ -100,6 +103,8 @@ function drawLayers() {
     const base = exportUrl(state.chatId, `entries/${encodeURIComponent(layer.entry_id)}/export`);
     return el("li", { class: "layer", dataset: { entryId: layer.entry_id } },
       el("span", { class: "layer-label", title: `${layer.entry_id}${layer.version ? ` v${layer.version}` : ""}`, text: layer.label }),
+      el("button", { type: "button", class: "layer-table", text: "Table", "aria-label": `Table of ${layer.label}`,
+        onclick: (event) => table.open(layer.entry_id, layer.label, event.currentTarget) }),
       exportMenu(`Export the layer ${layer.label}`, LAYER_FORMATS.map(([format, text]) =>
         ({ text, format, href: `${base}?format=${format}${version}` }))));
   }));
@@ -117,6 +122,7 @@ async function openChat(chatId, { push = false } = {}) {
   figures.clear();
   layers.clear();
   drawLayers();
+  table.close();
   $("#export-chat").href = exportUrl(chatId, "export");
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();

@@ -49,7 +49,8 @@ export class LiveMap {
     const source = this.map.getSource(id);
     if (source) source.setData(geojson);
     else {
-      this.map.addSource(id, { type: "geojson", data: geojson, attribution: "" });
+      // generateId: each feature's id is its index, which the attribute table's rows go by.
+      this.map.addSource(id, { type: "geojson", data: geojson, attribution: "", generateId: true });
       this.#addLayers(id, kind);
     }
     this.entries.set(entry_id, { kind, label, count: geojson.features.length });

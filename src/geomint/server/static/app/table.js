@@ -5,8 +5,8 @@
 // clicked on the map names its row.
 //
 // It follows the ARIA grid pattern at row level: each row is focusable (one at a time is in
-// the tab order), Up/Down/PageUp/PageDown/Home/End move the selection, Enter (or a click)
-// flies the map to the selected feature; a header's button sorts by that column.
+// the tab order), Up/Down/PageUp/PageDown/Home/End move the selection, Space selects the
+// focused row, Enter (or a click) flies the map to it; a header's button sorts by that column.
 
 import { bboxOf, readable } from "./map.js";
 import { Highlight } from "./highlight.js";
@@ -291,7 +291,7 @@ export class AttributeTable {
   }
 }
 
-/** Column widths (px): the "#" column, and every property's. */
+/** Column widths (px), as table.css sets them: the "#" column, and every property's. */
 const NUMBER_WIDTH = 72;
 const COLUMN_WIDTH = 160;
 /** About as many characters as a column shows: a longer value also goes in the cell's title. */

@@ -22,9 +22,7 @@ _PAINT = """([layer, name]) => {
     const value = window.geomint.map.getPaintProperty(layer, name);
     return value === undefined ? null : value;
 }"""
-_VISIBILITY = (
-    """(layer) => window.geomint.map.getLayoutProperty(layer, 'visibility') ?? 'visible'"""
-)
+_SHOWN = "(entry) => window.geomint.shown(entry)"
 WALK = "Cafés within 10 minutes' walk of the central station"
 _ORDER = """() => window.geomint.map.getStyle().layers.map((l) => l.id)
     .filter((id) => id.startsWith('entry-') && id.endsWith('-circle'))"""
@@ -79,8 +77,8 @@ def test_hide_fade_and_reorder_from_the_keyboard_survive_a_reload(page: Page) ->
     places.locator("input.layer-visible").focus()
     page.keyboard.press("Space")
     page.wait_for_function(
-        "() => window.geomint.map.getLayoutProperty('entry-places-1-circle', 'visibility')"
-        " === 'none'"
+        "() => !window.geomint.shown('places-1')"
+        " && window.geomint.map.getPaintProperty('entry-places-1-circle', 'circle-opacity') === 0"
     )
     stops = page.locator("#layer-list .layer[data-entry-id='byod-1']")
     opacity = stops.locator("input.layer-opacity")
@@ -112,7 +110,8 @@ def test_hide_fade_and_reorder_from_the_keyboard_survive_a_reload(page: Page) ->
     page.reload()
     open_chat(page, f"/chat/{chat_id}")
     wait_sources(page, "entry-places-1", "entry-byod-1")
-    assert page.evaluate(_VISIBILITY, "entry-places-1-circle") == "none"
+    assert page.evaluate(_SHOWN, "places-1") is False
+    assert page.evaluate(_PAINT, ["entry-places-1-circle", "circle-opacity"]) == 0
     assert page.evaluate(_PAINT, ["entry-byod-1-circle", "circle-opacity"]) == pytest.approx(0.8)
     assert page.evaluate(_ORDER) == order_before
 

@@ -26,7 +26,14 @@ export class LayersPanel {
     this.extraTools = extraTools;
     /** entry id -> {entry_id, label, version}: every layer, drawn on the map or not. */
     this.layers = new Map();
-    liveMap.onChange = () => this.draw();
+    // Redrawn once a frame at most: reopening a chat of 50 layers changes the map 100 times.
+    liveMap.onChange = () => {
+      if (this.pending) return;
+      this.pending = requestAnimationFrame(() => {
+        this.pending = null;
+        this.draw();
+      });
+    };
   }
 
   /** Note an entry's newest version (a part, a restored entry or an upload) and redraw. */

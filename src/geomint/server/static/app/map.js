@@ -109,7 +109,7 @@ export class LiveMap {
     if (visible !== null && visible !== undefined) entry.visible = visible;
     if (style) entry.style = style;
     this.#applyStyle(entry_id);
-    if (style) this.#restack();
+    if (style && this.#outOfOrder()) this.#restack();
     this.onChange();
   }
 
@@ -268,6 +268,14 @@ export class LiveMap {
     } catch (error) {
       console.warn("style not applied", error);
     }
+  }
+
+  /** Whether the layers on the map are not in their entries' style order (a new entry is
+   * added on top, which is its place unless an earlier one was moved above it). */
+  #outOfOrder() {
+    const stack = this.map.getLayersOrder().filter((id) => id.startsWith("entry-") && id.endsWith("-fill"));
+    const orders = stack.map((id) => this.entries.get(id.slice(6, -5))?.style.order ?? 0);
+    return orders.some((order, i) => i > 0 && order < orders[i - 1]);
   }
 
   /** Put the entries' layers in their style order, the highest on top. */

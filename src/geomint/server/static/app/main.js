@@ -3,6 +3,7 @@
 // the chat for the end-to-end tests and for anyone poking at the page.
 
 import { LiveMap, bboxOf } from "./map.js";
+import { MapSettings } from "./basemaps.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
 import { api, el, exportMenu, exportUrl, newChatId, visibleCode } from "./util.js";
@@ -28,12 +29,18 @@ const figures = new Map();
 const layers = new Map();
 const LAYER_FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
 const liveMap = new LiveMap("map");
+const mapSettings = new MapSettings(liveMap);
+liveMap.map.addControl(mapSettings.control(), "top-left");
+mapSettings.onChange = (change) => api(`/api/chats/${state.chatId}/map`, {
+  method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(change),
+});
 const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
 window.geomint = {
   map: liveMap.map,
   get chatId() { return state.chatId; },
   entryFeatures: (entryId) => liveMap.entryFeatures(entryId),
+  settings: mapSettings,
   ready: new Promise((resolve) => (markReady = resolve)),
 };
 
@@ -143,6 +150,8 @@ async function openChat(chatId, { push = false } = {}) {
     await liveMap.setEntry(entry);
     if (ticket !== state.opening) return;
   }
+  await mapSettings.show({ style: thread.basemap, language: thread.language });
+  if (ticket !== state.opening) return;
   if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitEntries();
   showExamples(!parts.some((p) => p.type === "question" || p.type === "upload"));
@@ -163,6 +172,8 @@ class Thread {
     this.runId = null;
     this.entries = new Map();
     this.lastView = null;
+    this.basemap = null;
+    this.language = null;
   }
 
   answer(part) {
@@ -191,6 +202,8 @@ class Thread {
       case "entry": return this.#entry(part);
       case "display": return this.#display(part);
       case "view": return this.live ? liveMap.view(part) : (this.lastView = part);
+      case "basemap": return this.live ? mapSettings.setStyle(part.style) : (this.basemap = part.style);
+      case "language": return this.live ? mapSettings.setLanguage(part.language) : (this.language = part.language);
       case "progress": return this.view?.progress(part);
       case "run_started":
         if (this.live && this.view) this.runId = part.run_id;
@@ -245,11 +258,11 @@ function newAssistant() {
     chatId: state.chatId,
     figureOf: (id) => figures.get(id) || null,
     onAnalysis: (analysisId) => showAnalysis(analysisId),
-    onApprove: (approvalId, approved) =>
+    onApprove: (approvalId, approved, extra = {}) =>
       api(`/api/chats/${state.chatId}/approvals/${encodeURIComponent(approvalId)}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ approved }),
+        body: JSON.stringify({ ...extra, approved }),
       }).catch((error) => {
         if (error.name === "Unreachable") connection.lost();
         throw error;

@@ -51,6 +51,7 @@ export class LiveMap {
     else {
       this.map.addSource(id, { type: "geojson", data: geojson, attribution: "" });
       this.#addLayers(id, kind);
+      if (this.labelLayer) this.map.addLayer(this.labelLayer(id)); // basemaps.js: labels in the chosen language
     }
     this.entries.set(entry_id, { kind, label, count: geojson.features.length });
     this.setDisplay(entry_id, visible, style);
@@ -69,7 +70,7 @@ export class LiveMap {
     for (const layer of this.#layerIds(id)) {
       if (!this.map.getLayer(layer)) continue;
       this.map.setLayoutProperty(layer, "visibility", visible ? "visible" : "none");
-      if (style) this.#applyStyle(layer, style);
+      if (style && !layer.endsWith("-label")) this.#applyStyle(layer, style);
     }
   }
 
@@ -160,7 +161,7 @@ export class LiveMap {
   }
 
   #layerIds(id) {
-    return [`${id}-fill`, `${id}-line`, `${id}-circle`];
+    return [`${id}-fill`, `${id}-line`, `${id}-circle`, `${id}-label`];
   }
 
   #addLayers(id, kind) {
@@ -209,7 +210,7 @@ export class LiveMap {
     const box = document.createElement("div");
     box.className = "popup";
     const title = document.createElement("strong");
-    title.textContent = feature.properties.name || this.entries.get(entryId)?.label || entryId;
+    title.textContent = this.labelName?.(feature.properties) || feature.properties.name || this.entries.get(entryId)?.label || entryId;
     box.append(title);
     const rows = Object.entries(feature.properties).filter(([k]) => k !== "name").slice(0, 8);
     for (const [key, value] of rows) {

@@ -315,7 +315,11 @@ def style(theme: str = "light") -> dict[str, object]:
             }
         },
         "layers": [
-            {"id": "background", "type": "background", "paint": {"background-color": colours["sea"]}},
+            {
+                "id": "background",
+                "type": "background",
+                "paint": {"background-color": colours["sea"]},
+            },
             {
                 "id": "countries-fill",
                 "type": "fill",

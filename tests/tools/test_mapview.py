@@ -68,9 +68,7 @@ def test_an_application_style_replaces_a_builtin_in_place() -> None:
         style_catalogue([light, light])
 
 
-async def test_labels_in_swedish_count_the_places_named_in_it(
-    ctx: ToolContext, ui: UiLog
-) -> None:
+async def test_labels_in_swedish_count_the_places_named_in_it(ctx: ToolContext, ui: UiLog) -> None:
     await seed(
         ctx,
         "places",

@@ -294,11 +294,14 @@ async def _ask(
     )
     reply: Mapping[str, Any] | None = None
     if turn.approve is None:
-        approved, reason = False, (
-            "no web page is open to read the device's location from (a terminal chat or "
-            "a program)"
-            if "location" in effects
-            else "no one can approve tool calls in this session"
+        approved, reason = (
+            False,
+            (
+                "no web page is open to read the device's location from (a terminal chat or "
+                "a program)"
+                if "location" in effects
+                else "no one can approve tool calls in this session"
+            ),
         )
     else:
         try:

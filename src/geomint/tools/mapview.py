@@ -25,15 +25,12 @@ class MapStyleInput(BaseModel):
     style: str = Field(
         min_length=1,
         max_length=40,
-        description="The style's name: 'light', 'dark', or another the result of a call "
-        "lists",
+        description="The style's name: 'light', 'dark', or another the result of a call lists",
     )
 
 
 def _styles(ctx: ToolContext) -> list[dict[str, str]]:
-    return [
-        {"name": s.name, "label": s.label, "theme": s.theme} for s in ctx.settings.map_styles
-    ]
+    return [{"name": s.name, "label": s.label, "theme": s.theme} for s in ctx.settings.map_styles]
 
 
 async def _set_map_style(arguments: MapStyleInput, ctx: ToolContext) -> dict[str, Any]:
@@ -121,8 +118,7 @@ SET_LANGUAGE: Final = ToolEntry(
     input_schema=LanguageInput,
     execute=_set_language,
     effects=frozenset({"display"}),
-    classification_prompt="Show the map's labels in another language (Finnish, Swedish, "
-    "English).",
+    classification_prompt="Show the map's labels in another language (Finnish, Swedish, English).",
     tags=("map",),
     example_prompts=("Show the place names in Swedish",),
 )

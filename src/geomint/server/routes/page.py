@@ -19,9 +19,9 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 
 from geomint import __version__, audit
+from geomint.agent import MapAgent
 from geomint.providers import bundled
 from geomint.server.guards import TOKEN_COOKIE
-from geomint.agent import MapAgent
 from geomint.server.routes._deps import Agent, ChatId, served
 
 __all__ = ["router"]
@@ -48,6 +48,7 @@ def _headers(agent: MapAgent) -> dict[str, str]:
     origins = sorted({o for style in agent.settings.map_styles for o in style.origins})
     csp = _CSP.format(origins="".join(f" {o}" for o in origins))
     return {"content-security-policy": csp, **_PAGE_HEADERS}
+
 
 router = APIRouter()
 

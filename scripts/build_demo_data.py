@@ -23,7 +23,8 @@ What is chosen:
       city's districts (``place=suburb`` and the like, as category ``district``). Each
       keeps its other names (``name:en``, ``name:sv``, ``name:fi``, ``official_name``,
       ``alt_name``, ...) as ``other_names``, so "Helsinki Cathedral" finds
-      "Helsingin tuomiokirkko".
+      "Helsingin tuomiokirkko", and its ``name:fi``, ``name:sv`` and ``name:en`` as
+      properties of those names, for map labels in the person's language.
     * boundaries: the extract clips every administrative district (Kluuvi, Kruununhaka,
       Kaartinkaupunki, ... lose member ways), so none can be assembled honestly. Every
       complete named park, garden and square stands in, named as what it is, with the
@@ -105,6 +106,9 @@ OTHER_NAME_KEYS = (
     "alt_name:sv",
     "short_name",
 )
+
+#: The names kept by language, for map labels: the languages Helsinki is signed in.
+LABEL_LANGUAGE_KEYS = ("name:fi", "name:sv", "name:en")
 
 BOUNDARY_KINDS = {
     ("leisure", "park"): "park",
@@ -375,6 +379,7 @@ def _place(
     others = other_names(tags)
     if others:
         properties["other_names"] = others
+    properties.update(names_by_language(tags))
     address = _address(tags)
     if address is not None:
         properties["address"] = address
@@ -392,6 +397,12 @@ def other_names(tags: dict[str, str]) -> list[str]:
         part.strip() for key in OTHER_NAME_KEYS if key in tags for part in tags[key].split(";")
     )
     return [n for n in _dedupe(found) if n and n != name]
+
+
+def names_by_language(tags: dict[str, str]) -> dict[str, str]:
+    """A place's names in the languages the map can label in (``name:fi``, ``name:sv``,
+    ``name:en``), as OpenStreetMap tags them; the map falls back to ``name``."""
+    return {key: tags[key].strip() for key in LABEL_LANGUAGE_KEYS if tags.get(key, "").strip()}
 
 
 def _values(key: str, tags: dict[str, str]) -> Iterator[str]:

@@ -277,16 +277,31 @@ def build_tiles() -> None:
         shutil.copyfile(work / "world.pmtiles", BASEMAP / "world.pmtiles")
 
 
-def style() -> dict[str, object]:
-    """Return the basemap's MapLibre style: background, country fills and outlines.
+#: The colours of each basemap style: the sea, the land, the borders.
+PALETTES = {
+    "light": {"name": "geomint world", "sea": "#dfe8ee", "land": "#f7f5f0", "border": "#a7a39a"},
+    "dark": {
+        "name": "geomint world (dark)",
+        "sea": "#0f1a24",
+        "land": "#1f2326",
+        "border": "#4a5056",
+    },
+}
+
+
+def style(theme: str = "light") -> dict[str, object]:
+    """Return the basemap's MapLibre style: background, country fills and outlines, in the
+    colours of ``theme`` (``light``, written as ``style.json``, or ``dark``, as
+    ``style-dark.json``). The page draws streets and labels over it in matching colours.
 
     No labels yet: MapLibre's ``font-faces`` with the vendored Noto Sans woff2 should draw them
     with no glyph server, but that has not been checked in a browser here. The tiles already
     carry a ``country_labels`` point layer for it.
     """
+    colours = PALETTES[theme]
     return {
         "version": 8,
-        "name": "geomint world",
+        "name": colours["name"],
         "metadata": {
             "geomint:comment": "Written by scripts/build_web_assets.py; do not edit by hand.",
         },
@@ -300,13 +315,17 @@ def style() -> dict[str, object]:
             }
         },
         "layers": [
-            {"id": "background", "type": "background", "paint": {"background-color": "#dfe8ee"}},
+            {
+                "id": "background",
+                "type": "background",
+                "paint": {"background-color": colours["sea"]},
+            },
             {
                 "id": "countries-fill",
                 "type": "fill",
                 "source": "world",
                 "source-layer": "countries",
-                "paint": {"fill-color": "#f7f5f0"},
+                "paint": {"fill-color": colours["land"]},
             },
             {
                 "id": "countries-outline",
@@ -314,7 +333,7 @@ def style() -> dict[str, object]:
                 "source": "world",
                 "source-layer": "countries",
                 "paint": {
-                    "line-color": "#a7a39a",
+                    "line-color": colours["border"],
                     "line-width": ["interpolate", ["linear"], ["zoom"], 0, 0.4, 6, 1.2],
                 },
             },
@@ -322,11 +341,18 @@ def style() -> dict[str, object]:
     }
 
 
+def write_styles() -> None:
+    """Write the light and dark basemap styles (``style.json``, ``style-dark.json``)."""
+    for theme, name in (("light", "style.json"), ("dark", "style-dark.json")):
+        text = json.dumps(style(theme), indent=2) + "\n"
+        (BASEMAP / name).write_text(text, encoding="utf-8")
+
+
 def main() -> None:
     """Vendor the packages, build the tiles and the style, and print the sizes."""
     vendor_packages()
     build_tiles()
-    (BASEMAP / "style.json").write_text(json.dumps(style(), indent=2) + "\n", encoding="utf-8")
+    write_styles()
     total = 0
     for path in sorted(p for p in STATIC.rglob("*") if p.is_file()):
         if VENDOR in path.parents or BASEMAP in path.parents:

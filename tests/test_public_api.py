@@ -34,7 +34,8 @@ def test_ui_exports() -> None:
 
     assert sorted(geomint.ui.__all__) == sorted([
         "PART_ADAPTER", "AnalysisPart", "ApprovalAnsweredPart", "ApprovalAskedPart",
-        "BlobReader", "ChartPart", "ClassifiedPart", "DisplayPart", "DurablePart", "EntryPart",
+        "BasemapPart", "BlobReader", "ChartPart", "ClassifiedPart", "DisplayPart", "DurablePart",
+        "EntryPart", "LanguagePart",
         "FigureCard", "FigurePart", "LayerCard", "MissPart", "MonitorRanPart",
         "MonitorSwitchedPart", "ObservationPart", "Part", "ProgressPart", "Projector",
         "QuestionPart", "RunEndedPart", "RunStartedPart", "TextDeltaPart", "TextPart",

@@ -167,3 +167,42 @@ def test_chat_text_reaches_no_provider_before_network_is_approved(
     ]
     assert asked[0].preview["about"] == {"geocode": secret}
     assert spy.heard == []
+
+
+NEAR_ME = (
+    ("get_current_location", {"purpose": "to find cafés near you"}),
+    ("discover_places", {"category": "cafe", "near": {"place_id": "device:current-location"}}),
+)
+
+
+def test_a_location_is_asked_always_and_comes_back_with_the_yes(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    asked: list[ApprovalRequest] = []
+
+    async def page(request: ApprovalRequest) -> tuple[bool, str, dict[str, Any]]:
+        asked.append(request)
+        return True, "approved", {"lon": 24.9414, "lat": 60.1699, "accuracy_m": 20.0}
+
+    agent = make_agent(_script(*NEAR_ME))  # no policy: a location is asked all the same
+    result = run(agent.run("Cafés near me", chat_id="near-me", approve=page))
+    assert [(r.tool, r.effects) for r in asked] == [("get_current_location", ("location",))]
+    assert asked[0].preview["about"]["purpose"] == "to find cafés near you"
+    assert [c["ok"] for c in result.tool_calls] == [True, True]
+    entries = agent.chats.open("near-me").entries
+    assert entries["places-1"].latest.sources[0].source_id == "device-geolocation"
+    assert entries["places-2"].latest.label  # the cafés found around it
+
+
+def test_a_terminal_chat_is_told_it_has_no_page_to_ask(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    agent = make_agent(_script(NEAR_ME[0]))
+    result = run(agent.run("Where am I?", chat_id="terminal"))  # no approver
+    error = result.tool_calls[0]["result"]["error"]
+    assert error == (
+        "get_current_location needs a person's approval, because it reads where the person "
+        "is from their device (always asked), and was refused: no web page is open to read "
+        "the device's location from (a terminal chat or a program)"
+    )
+    assert not agent.chats.open("terminal").entries

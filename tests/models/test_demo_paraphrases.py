@@ -68,6 +68,21 @@ PARAPHRASES: dict[str, tuple[str, ...]] = {
         "Refresh the stops file",
         "Load my stops file again",
     ),
+    "Switch the map to dark mode": (
+        "Make the basemap dark",
+        "use a dark map please",
+        "Dark mode",
+    ),
+    "Show the place names in Swedish": (
+        "Label the places in Swedish",
+        "Names på svenska, please",
+        "show swedish place names",
+    ),
+    "Cafés near me": (
+        "cafes around me",
+        "Which cafés are nearby?",
+        "coffee close to me",
+    ),
     "What can you do?": (
         "help",
         "What are you able to do?",

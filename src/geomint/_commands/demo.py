@@ -60,6 +60,8 @@ async def _run(store: str | None, mode: str) -> dict[str, Any]:
         chat_id = await seed_demo_chat(agent)
         prompts = []
         for prompt in DEMO_PROMPTS:
+            if prompt.needs_page:
+                continue  # it asks the person's browser (their location): none here
             started = time.perf_counter()
             parts = [part async for part in agent.run_stream(prompt.text, chat_id=chat_id)]
             row = transcript(prompt.text, parts)

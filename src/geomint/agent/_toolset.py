@@ -56,6 +56,7 @@ from geomint.ui import approval_preview
 
 __all__ = [
     "STOP_MESSAGE",
+    "ApprovalAnswer",
     "ApprovalPolicy",
     "ApprovalRequest",
     "Approve",
@@ -99,8 +100,12 @@ class ApprovalRequest:
     effects: tuple[Effect, ...] = ()
 
 
-#: Asks a person about a tool call and returns ``(approved, reason)``.
-Approve = Callable[[ApprovalRequest], Awaitable[tuple[bool, str]]]
+#: What an approver answers: ``(approved, reason)``, or ``(approved, reason, reply)`` where
+#: the request asked the person's page for something (``effects`` holding ``location``:
+#: ``{"lon", "lat", "accuracy_m"}`` read from the device).
+ApprovalAnswer = tuple[bool, str] | tuple[bool, str, Mapping[str, Any]]
+#: Asks a person about a tool call and returns an :data:`ApprovalAnswer`.
+Approve = Callable[[ApprovalRequest], Awaitable[ApprovalAnswer]]
 
 
 @dataclass(frozen=True)
@@ -207,7 +212,7 @@ def _runner(
             ctx.authorize = guard.authorize
             refusal = None
             if entry.requires_approval or name in turn.policy.tools:
-                refusal = await _ask(turn, ctx, name, arguments, ())
+                refusal, _ = await _ask(turn, ctx, name, arguments, ())
                 guard.approved |= entry.effects
             if refusal is not None:
                 model, failed = refusal.as_result(), True
@@ -235,22 +240,23 @@ class _EffectGuard:
 
     async def authorize(
         self, effect: Effect, about: dict[str, Any], *, always: bool = False
-    ) -> None:
+    ) -> Mapping[str, Any] | None:
         required = self.turn.policy.effects
         if effect not in required and not always:
-            return
+            return None
         rerun = self.ctx.rerunning
         if effect in self.approved and not rerun:
-            return
+            return None
         # A re-run is its own effect: what the call was approved for does not cover it.
         wanted = (effect,) if rerun else tuple(sorted({effect} | (self.entry.effects & required)))
-        refusal = await _ask(
+        refusal, reply = await _ask(
             self.turn, self.ctx, self.name, self.arguments, wanted, about, rerun=rerun
         )
         if refusal is not None:
             raise refusal
         if not rerun:
             self.approved.update(wanted)
+        return reply
 
 
 async def _ask(
@@ -262,8 +268,9 @@ async def _ask(
     about: Mapping[str, Any] | None = None,
     *,
     rerun: bool = False,
-) -> EffectRefusedError | None:
-    """Ask for approval; return the refusal the model reads, or None to go ahead."""
+) -> tuple[EffectRefusedError | None, Mapping[str, Any] | None]:
+    """Ask for approval; return the refusal the model reads (None to go ahead), and what
+    the person's page sent back with a yes, if anything."""
     # Unguessable: whoever can name a waiting approval can answer it.
     approval_id = f"{ctx.run_id}-{secrets.token_urlsafe(9)}"
     safe = plain_json(arguments)
@@ -285,11 +292,24 @@ async def _ask(
             )
         ]
     )
+    reply: Mapping[str, Any] | None = None
     if turn.approve is None:
-        approved, reason = False, "no one can approve tool calls in this session"
+        approved, reason = (
+            False,
+            (
+                "no web page is open to read the device's location from (a terminal chat or "
+                "a program)"
+                if "location" in effects
+                else "no one can approve tool calls in this session"
+            ),
+        )
     else:
         try:
-            approved, reason = await turn.approve(request)
+            answer = await turn.approve(request)
+            if len(answer) == 3:
+                approved, reason, reply = answer
+            else:
+                approved, reason = answer
         except asyncio.CancelledError:
             # The run was stopped while a person was deciding: the call never ran.
             ctx.append([ApprovalRefused(approval_id=approval_id, reason="the run was stopped")])
@@ -298,7 +318,7 @@ async def _ask(
             approved, reason = False, f"the approval could not be asked ({type(exc).__name__})"
     if approved:
         ctx.append([ApprovalGiven(approval_id=approval_id)])
-        return None
+        return None, reply
     ctx.append([ApprovalRefused(approval_id=approval_id, reason=reason[:1_000])])
     audit.record("approval_refused", tool=name, effects=",".join(effects) or "the call")
     because = f", because it {' and '.join(EFFECTS[e] for e in effects)}," if effects else ""
@@ -306,7 +326,7 @@ async def _ask(
         f"{name} needs a person's approval{because} and was refused: {reason}",
         hint="tell the person what you wanted to do and why; do not retry it unasked, "
         "through this tool or another",
-    )
+    ), None
 
 
 async def _execute(

@@ -68,6 +68,7 @@ from geomint.tools import (
     rerun_watchers,
     resolve_tools,
 )
+from geomint.tools.basemaps import MapStyle, style_catalogue
 from geomint.tools.byod import upload_layer
 from geomint.tools.results import plain_json
 from geomint.ui import (
@@ -683,6 +684,7 @@ def create_map_agent(
     approve: Approve | None = None,
     require_approval: Iterable[str] = (),
     providers: Providers | None = None,
+    map_styles: Iterable[MapStyle] = (),
 ) -> MapAgent:
     """Build a map agent.
 
@@ -721,6 +723,10 @@ def create_map_agent(
             before each call.
         providers: Who answers place, route and traffic questions; the offline provider
             (bundled data, no network) by default.
+        map_styles: Basemap styles the application adds to the built-in ``light`` and
+            ``dark`` (:class:`~geomint.tools.basemaps.MapStyle`; one named ``light``
+            or ``dark`` replaces that one). ``set_map_style`` and the page's switcher
+            offer them; one served from another origin must list it in ``origins``.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -735,6 +741,7 @@ def create_map_agent(
         raise UsageError(
             f"unknown code_execution settings {unknown}; known: {', '.join(sorted(_SANDBOX_KEYS))}"
         )
+    styles = style_catalogue(map_styles)  # a bad style is refused before a store is opened
     resolved_model = resolve_model(model)
     if isinstance(store, Chats):
         chats, owns = store, False
@@ -755,7 +762,9 @@ def create_map_agent(
         sandbox=sandbox,
         classifier=classifier,
         max_steps=max_steps,
-        settings=ToolSettings(byod_dirs=folders, allowed_networks=tuple(allowed_networks)),
+        settings=ToolSettings(
+            byod_dirs=folders, allowed_networks=tuple(allowed_networks), map_styles=styles
+        ),
         on_classify=on_classify,
         on_tool_execute=on_tool_execute,
         approve=approve,

@@ -47,6 +47,8 @@ class DemoPrompt:
             returns the call's arguments, or None to skip the step.
         answer: The closing text; ``<f0>``, ``<f1>``, ... cite the turn's minted figures
             in order (as ``{v3}``, the id the run gave each).
+        needs_page: It asks the person's web page for something (their location), so a
+            terminal run (``geomint demo``) leaves it out.
     """
 
     text: str
@@ -55,6 +57,7 @@ class DemoPrompt:
     scopes: dict[str, dict[str, Any]]
     steps: tuple[tuple[str, Callable[[_Turn], dict[str, Any] | None]], ...]
     answer: str
+    needs_page: bool = False
 
 
 @dataclass
@@ -388,6 +391,43 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         scopes={},
         steps=(("help", lambda t: {}),),
         answer="Those are the tools I can use; ask about the places, the parks or your stops.",
+    ),
+    DemoPrompt(
+        text="Switch the map to dark mode",
+        pattern=r"\bdark\b",
+        tools=("set_map_style",),
+        scopes={},
+        steps=(("set_map_style", lambda t: {"style": "dark"}),),
+        answer="The map is on its dark basemap now; your layers are as they were.",
+    ),
+    DemoPrompt(
+        text="Show the place names in Swedish",
+        pattern=r"swedish|svenska|på svenska",
+        tools=("set_language",),
+        scopes={},
+        steps=(("set_language", lambda t: {"language": "sv"}),),
+        answer="Place labels are in Swedish where OpenStreetMap has a Swedish name, and in "
+        "their own name elsewhere; street names and countries have no translations.",
+    ),
+    DemoPrompt(
+        text="Cafés near me",
+        pattern=r"near me|around me|close to me|nearby|where am i",
+        tools=("get_current_location", "discover_places"),
+        scopes={},
+        steps=(
+            ("get_current_location", lambda t: {"purpose": "to find cafés near you"}),
+            (
+                "discover_places",
+                lambda t: {
+                    "category": "cafe",
+                    "near": {"place_id": "device:current-location"},
+                    "radius_m": 500,
+                },
+            ),
+        ),
+        answer="These are the cafés within 500 m of where your device says you are; the "
+        "search is only as good as its accuracy.",
+        needs_page=True,
     ),
 )
 

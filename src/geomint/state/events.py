@@ -38,6 +38,7 @@ __all__ = [
     "ApprovalAsked",
     "ApprovalGiven",
     "ApprovalRefused",
+    "BasemapChanged",
     "BlobRef",
     "ChatCreated",
     "ChatDeleted",
@@ -50,6 +51,7 @@ __all__ = [
     "FetchMade",
     "FetchMissed",
     "FigurePresented",
+    "LanguageChanged",
     "LayerMinted",
     "MessageAdded",
     "MonitorFailed",
@@ -485,6 +487,31 @@ class ChatDeleted(_Body):
     type: Literal["chat_deleted"] = "chat_deleted"
 
 
+class BasemapChanged(_Body):
+    """The map was switched to another basemap style, by the style's name.
+
+    Attributes:
+        style: The style's name (``"light"``, ``"dark"``, or one the application
+            registered). Only the name is kept: where the style is served is the
+            application's configuration, so a chat stays readable when that moves.
+    """
+
+    type: Literal["basemap_changed"] = "basemap_changed"
+    style: str = Field(pattern=r"^[a-z][a-z0-9_-]{0,39}$")
+
+
+class LanguageChanged(_Body):
+    """The map's labels were switched to another language.
+
+    Attributes:
+        language: A language code (``"fi"``, ``"sv"``, ``"en"``): labels show the
+            ``name:<code>`` property where a feature has one, else its ``name``.
+    """
+
+    type: Literal["language_changed"] = "language_changed"
+    language: str = Field(pattern=r"^[a-z]{2,3}$")
+
+
 EventBody = Annotated[
     ChatCreated
     | MessageAdded
@@ -508,7 +535,9 @@ EventBody = Annotated[
     | ChatRenamed
     | MonitorSwitched
     | ViewChanged
-    | FigurePresented,
+    | FigurePresented
+    | BasemapChanged
+    | LanguageChanged,
     Field(discriminator="type"),
 ]
 

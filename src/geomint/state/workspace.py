@@ -29,6 +29,7 @@ from geomint.state.events import (
     ApprovalAsked,
     ApprovalGiven,
     ApprovalRefused,
+    BasemapChanged,
     ChatCreated,
     ChatDeleted,
     ChatRenamed,
@@ -39,6 +40,7 @@ from geomint.state.events import (
     FetchMade,
     FetchMissed,
     FigurePresented,
+    LanguageChanged,
     LayerMinted,
     MessageAdded,
     MonitorSwitched,
@@ -129,6 +131,8 @@ class Workspace(BaseModel):
         switched_off: Names of monitors and trackers switched off.
         view: The map's last camera move, if any.
         presented: The figures put in front of the person, in order.
+        basemap: The basemap style the map was last switched to (None: the default).
+        language: The language the map's labels were last switched to (None: ``name``).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -156,6 +160,8 @@ class Workspace(BaseModel):
     switched_off: frozenset[str] = frozenset()
     view: ViewChanged | None = None
     presented: tuple[FigurePresented, ...] = ()
+    basemap: str | None = None
+    language: str | None = None
 
     # -- entries by kind ---------------------------------------------------------------
 
@@ -493,6 +499,12 @@ class _Fold:
                 raise CorruptLogError(f"figure presents {value_id}, which was never minted")
         self.presented.append(body)
 
+    def basemap(self, body: BasemapChanged, _: datetime) -> None:
+        self.data["basemap"] = body.style
+
+    def language(self, body: LanguageChanged, _: datetime) -> None:
+        self.data["language"] = body.language
+
     def created(self, _: ChatCreated, __: datetime) -> None:
         pass
 
@@ -530,6 +542,8 @@ _HANDLERS: dict[type, Any] = {
     MonitorSwitched: _Fold.switched,
     ViewChanged: _Fold.viewed,
     FigurePresented: _Fold.presented_figure,
+    BasemapChanged: _Fold.basemap,
+    LanguageChanged: _Fold.language,
 }
 
 

@@ -9,6 +9,7 @@ with what the model should hear.
 
 from __future__ import annotations
 
+from geomint.tools.basemaps import MapStyle
 from geomint.tools.context import EntryCache, ToolContext, ToolSettings
 from geomint.tools.defaults import DEFAULT_TOOLS
 from geomint.tools.registry import ToolEntry, help_entries, resolve_tools
@@ -18,6 +19,7 @@ from geomint.tools.watch import rerun_watchers
 __all__ = [
     "DEFAULT_TOOLS",
     "EntryCache",
+    "MapStyle",
     "ToolContext",
     "ToolEntry",
     "ToolError",

@@ -28,6 +28,7 @@ from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspac
 from geomint.state.events import EntryKind
 from geomint.store import Appended, Chats
 from geomint.tools._digest import entry_digest
+from geomint.tools.basemaps import BUILTIN_STYLES, MapStyle
 from geomint.tools.effects import Effect
 
 __all__ = ["EntryCache", "OnAppend", "OnProgress", "ToolContext", "ToolSettings"]
@@ -40,7 +41,7 @@ class Authorize(Protocol):
 
     def __call__(
         self, effect: Effect, about: dict[str, Any], *, always: bool = False
-    ) -> Awaitable[None]: ...
+    ) -> Awaitable[Mapping[str, Any] | None]: ...
 
 
 #: Receives each append's stored events (the run's stream projects them into parts).
@@ -60,6 +61,8 @@ class ToolSettings:
         max_upload_bytes: Largest file or download ``add_byod_layer`` accepts.
         fetch_timeout_s: Whole-download deadline for ``add_byod_layer(url=...)``.
         digest_chars: Size budget of what one tool result tells the model.
+        map_styles: The basemap styles ``set_map_style`` may switch to; the first is the
+            map's default.
     """
 
     byod_dirs: tuple[Path, ...] = ()
@@ -67,6 +70,7 @@ class ToolSettings:
     max_upload_bytes: int = 25_000_000
     fetch_timeout_s: float = 15.0
     digest_chars: int = 4_000
+    map_styles: tuple[MapStyle, ...] = BUILTIN_STYLES
 
 
 def _encode_and_describe(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
@@ -153,18 +157,24 @@ class ToolContext:
 
     async def require(
         self, effect: Effect, preview: Mapping[str, Any] | None = None, *, always: bool = False
-    ) -> None:
+    ) -> Mapping[str, Any] | None:
         """Go ahead with ``effect`` only if the application allows it here and now.
 
         ``preview`` says what is about to happen (the code, the layer's label and size),
         for the person asked. ``always`` asks the person even where the application does
         not require approval for ``effect`` (a URL the person never gave).
 
+        Returns:
+            What the person's page sent back with a yes, when the question asked it
+            for something (the device's position for ``location``); None otherwise,
+            and when no one was asked.
+
         Raises:
             EffectRefusedError: The effect needs approval and was refused.
         """
         if self.authorize is not None:
-            await self.authorize(effect, dict(preview or {}), always=always)
+            return await self.authorize(effect, dict(preview or {}), always=always)
+        return None
 
     # -- state ---------------------------------------------------------------------------
 

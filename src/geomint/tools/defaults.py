@@ -17,6 +17,8 @@ from geomint.tools.display import (
 )
 from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
+from geomint.tools.location import GET_CURRENT_LOCATION
+from geomint.tools.mapview import SET_LANGUAGE, SET_MAP_STYLE
 from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
 from geomint.tools.registry import ToolEntry
@@ -42,6 +44,9 @@ DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
         "update_geometries_display": UPDATE_GEOMETRIES_DISPLAY,
         "fly_to": FLY_TO,
         "fit_bounds": FIT_BOUNDS,
+        "set_map_style": SET_MAP_STYLE,
+        "set_language": SET_LANGUAGE,
+        "get_current_location": GET_CURRENT_LOCATION,
         "present_figure": PRESENT_FIGURE,
         "record_observation": RECORD_OBSERVATION,
         "help": HELP,

@@ -19,7 +19,7 @@ from geomint.tools.results import ToolError
 
 __all__ = ["EFFECTS", "Effect", "EffectRefusedError", "effects_of", "is_effect"]
 
-Effect = Literal["runs_code", "code_entry", "fetched_entry", "display", "network"]
+Effect = Literal["runs_code", "code_entry", "fetched_entry", "display", "network", "location"]
 
 #: Each effect and what it means, as a person approving it reads it.
 EFFECTS: Final[Mapping[Effect, str]] = MappingProxyType(
@@ -29,6 +29,7 @@ EFFECTS: Final[Mapping[Effect, str]] = MappingProxyType(
         "fetched_entry": "adds a layer of data from outside the chat (a provider, a file, a URL)",
         "display": "changes what the map shows (layers shown or hidden, the camera)",
         "network": "asks a data provider or fetches a URL",
+        "location": "reads where the person is from their device (always asked)",
     }
 )
 assert set(EFFECTS) == set(get_args(Effect))

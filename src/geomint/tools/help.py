@@ -33,14 +33,10 @@ async def _help(arguments: HelpInput, ctx: ToolContext) -> dict[str, Any]:
         raise ToolError(str(exc)) from None
     if arguments.tag is None:
         # Every tool in a line, so the whole registry fits the model's result budget; the
-        # examples come with a tag.
-        tags = sorted({t for r in rows for t in r["tags"]})
+        # tags are listed once (help(tag=...) gives a tag's tools with their examples).
         out: dict[str, Any] = {
-            "tools": [
-                {"name": r["name"], "does": _first_sentence(r["description"]), "tags": r["tags"]}
-                for r in rows
-            ],
-            "tags": tags,
+            "tools": [{"name": r["name"], "does": _first_sentence(r["description"])} for r in rows],
+            "tags": sorted({t for r in rows for t in r["tags"]}),
             "more": "call help(tag=...) for examples and example prompts of one kind of tool",
         }
         coverage = _coverage(ctx)

@@ -31,6 +31,7 @@ __all__ = [
     "AnalysisPart",
     "ApprovalAnsweredPart",
     "ApprovalAskedPart",
+    "BasemapPart",
     "ChartPart",
     "ClassifiedPart",
     "DisplayPart",
@@ -38,6 +39,7 @@ __all__ = [
     "EntryPart",
     "FigureCard",
     "FigurePart",
+    "LanguagePart",
     "LayerCard",
     "MissPart",
     "MonitorRanPart",
@@ -364,6 +366,21 @@ class ProgressPart(_Part):
     ms: int | None = None
 
 
+class BasemapPart(_Durable):
+    """The map was switched to another basemap style (by name; the page knows where each
+    style is served, from ``/api/map``)."""
+
+    type: Literal["basemap"] = "basemap"
+    style: str
+
+
+class LanguagePart(_Durable):
+    """The map's labels were switched to a language (``name:<language>``, else ``name``)."""
+
+    type: Literal["language"] = "language"
+    language: str
+
+
 DurablePart = Annotated[
     QuestionPart
     | UploadPart
@@ -382,7 +399,9 @@ DurablePart = Annotated[
     | MonitorRanPart
     | MonitorSwitchedPart
     | ApprovalAskedPart
-    | ApprovalAnsweredPart,
+    | ApprovalAnsweredPart
+    | BasemapPart
+    | LanguagePart,
     Field(discriminator="type"),
 ]
 
@@ -405,6 +424,8 @@ Part = Annotated[
     | MonitorSwitchedPart
     | ApprovalAskedPart
     | ApprovalAnsweredPart
+    | BasemapPart
+    | LanguagePart
     | RunStartedPart
     | ClassifiedPart
     | TextDeltaPart

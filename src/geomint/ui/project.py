@@ -31,6 +31,7 @@ from geomint.state import (
     ApprovalAsked,
     ApprovalGiven,
     ApprovalRefused,
+    BasemapChanged,
     BlobRef,
     Entry,
     EntryDisplayChanged,
@@ -38,6 +39,7 @@ from geomint.state import (
     Event,
     FetchMissed,
     FigurePresented,
+    LanguageChanged,
     LayerStyle,
     MessageAdded,
     MonitorFailed,
@@ -59,12 +61,14 @@ from geomint.ui.parts import (
     AnalysisPart,
     ApprovalAnsweredPart,
     ApprovalAskedPart,
+    BasemapPart,
     ChartPart,
     DisplayPart,
     DurablePart,
     EntryPart,
     FigureCard,
     FigurePart,
+    LanguagePart,
     LayerCard,
     MissPart,
     MonitorRanPart,
@@ -182,6 +186,10 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
         case ApprovalRefused():
             return [ApprovalAnsweredPart(**at, approval_id=body.approval_id, approved=False,
                                          reason=body.reason)]  # fmt: skip
+        case BasemapChanged():
+            return [BasemapPart(**at, style=body.style)]
+        case LanguageChanged():
+            return [LanguagePart(**at, language=body.language)]
     return []
 
 

@@ -19,6 +19,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 
 from geomint import __version__, audit
+from geomint.agent import MapAgent
 from geomint.providers import bundled
 from geomint.server.guards import TOKEN_COOKIE
 from geomint.server.routes._deps import Agent, ChatId, served
@@ -27,18 +28,27 @@ __all__ = ["router"]
 
 _STATIC: Final = Path(__file__).parent.parent / "static"
 #: The page runs only its own scripts and talks only to this server (workers come from
-#: blob: URLs MapLibre makes); nothing a chat shows can load or run anything else.
+#: blob: URLs MapLibre makes); nothing a chat shows can load or run anything else. The
+#: origins of basemap styles the application registered (``MapStyle.origins``) are
+#: added to ``connect-src`` and ``img-src``, and nothing else.
+_CSP: Final = (
+    "default-src 'self'; script-src 'self'; worker-src 'self' blob:; "
+    "img-src 'self' data: blob:{origins}; style-src 'self'; "
+    "connect-src 'self'{origins}; font-src 'self'; object-src 'none'; base-uri 'none'; "
+    "frame-ancestors 'none'"
+)
 _PAGE_HEADERS: Final = {
-    "content-security-policy": (
-        "default-src 'self'; script-src 'self'; worker-src 'self' blob:; "
-        "img-src 'self' data: blob:; style-src 'self'; "
-        "connect-src 'self'; font-src 'self'; object-src 'none'; base-uri 'none'; "
-        "frame-ancestors 'none'"
-    ),
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-cache",
 }
+
+
+def _headers(agent: MapAgent) -> dict[str, str]:
+    origins = sorted({o for style in agent.settings.map_styles for o in style.origins})
+    csp = _CSP.format(origins="".join(f" {o}" for o in origins))
+    return {"content-security-policy": csp, **_PAGE_HEADERS}
+
 
 router = APIRouter()
 
@@ -47,7 +57,7 @@ def _page(request: Request) -> Response:
     token = served(request).token
     given = request.query_params.get("token")
     if token is None or given is None:
-        return FileResponse(_STATIC / "index.html", headers=_PAGE_HEADERS)
+        return FileResponse(_STATIC / "index.html", headers=_headers(served(request).agent))
     # The link `geomint serve` prints carries the token once: it becomes a cookie the
     # page's API calls send (HttpOnly: no script reads it), and leaves the address bar.
     if not hmac.compare_digest(given.encode(), token.encode()):

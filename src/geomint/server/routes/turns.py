@@ -27,6 +27,7 @@ from geomint.server.routes._deps import (
 )
 from geomint.server.stream import HEADERS, encode_sse, ui_chunks
 from geomint.server.thread import entry_geojson
+from geomint.tools.location import DevicePosition
 
 __all__ = ["ChatRequest", "router"]
 
@@ -77,6 +78,9 @@ class _Answer(BaseModel):
 
     approved: bool
     reason: str = Field(default="", max_length=500)
+    #: The device's position, when the request asked for it (``location``) and the
+    #: person shared it.
+    location: DevicePosition | None = None
 
 
 router = APIRouter()
@@ -103,7 +107,10 @@ async def answer(
     chat_id: ChatId, approval_id: str, body: _Answer, approvals: Waiting
 ) -> dict[str, Any]:
     """Hand the person's answer to the run waiting for it."""
-    if not approvals.answer(chat_id, approval_id, approved=body.approved, reason=body.reason):
+    reply = body.location.model_dump() if body.location is not None and body.approved else None
+    if not approvals.answer(
+        chat_id, approval_id, approved=body.approved, reason=body.reason, reply=reply
+    ):
         raise HTTPException(
             404, f"nothing waits for an answer under {approval_id!r} (answered or timed out)"
         )

@@ -3,6 +3,7 @@
 // the chat for the end-to-end tests and for anyone poking at the page.
 
 import { LiveMap, bboxOf } from "./map.js";
+import { MapSettings } from "./basemaps.js";
 import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
 import { api, el, exportUrl, newChatId, visibleCode } from "./util.js";
@@ -28,6 +29,11 @@ const state = { chatId: null, health: null, controller: null, current: null, ope
 const figures = new Map();
 const liveMap = new LiveMap("map");
 const table = new AttributeTable(liveMap.map);
+const mapSettings = new MapSettings(liveMap);
+liveMap.map.addControl(mapSettings.control(), "top-left");
+mapSettings.onChange = (change) => api(`/api/chats/${state.chatId}/map`, {
+  method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(change),
+});
 const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
 window.geomint = {
@@ -36,6 +42,7 @@ window.geomint = {
   entryFeatures: (entryId) => liveMap.entryFeatures(entryId),
   setDisplay: (entryId, visible) => liveMap.setDisplay(entryId, visible),
   shown: (entryId) => liveMap.shown(entryId),
+  settings: mapSettings,
   ready: new Promise((resolve) => (markReady = resolve)),
 };
 
@@ -141,6 +148,8 @@ async function openChat(chatId, { push = false } = {}) {
     entry.geojson || !entry.geojson_url ? entry : { ...entry, geojson: await liveMap.fetchGeojson(entry.geojson_url) }));
   if (ticket !== state.opening) return;
   for (const entry of fetched) await liveMap.setEntry(entry);
+  await mapSettings.show({ style: thread.basemap, language: thread.language });
+  if (ticket !== state.opening) return;
   if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitEntries();
   showExamples(!parts.some((p) => p.type === "question" || p.type === "upload"));
@@ -161,6 +170,8 @@ class Thread {
     this.runId = null;
     this.entries = new Map();
     this.lastView = null;
+    this.basemap = null;
+    this.language = null;
   }
 
   answer(part) {
@@ -190,6 +201,8 @@ class Thread {
       case "display": return this.#display(part);
       // Live, a camera move waits for nobody: unless the person moved the map since asking.
       case "view": return this.live ? (liveMap.movedByPerson ? null : liveMap.view(part)) : (this.lastView = part);
+      case "basemap": return this.live ? mapSettings.setStyle(part.style) : (this.basemap = part.style);
+      case "language": return this.live ? mapSettings.setLanguage(part.language) : (this.language = part.language);
       case "progress": return this.view?.progress(part);
       case "run_started":
         if (this.live && this.view) this.runId = part.run_id;
@@ -249,11 +262,11 @@ function newAssistant() {
     chatId: state.chatId,
     figureOf: (id) => figures.get(id) || null,
     onAnalysis: (analysisId) => showAnalysis(analysisId),
-    onApprove: (approvalId, approved) =>
+    onApprove: (approvalId, approved, extra = {}) =>
       api(`/api/chats/${state.chatId}/approvals/${encodeURIComponent(approvalId)}`, {
         method: "POST",
         headers: { "content-type": "application/json" },
-        body: JSON.stringify({ approved }),
+        body: JSON.stringify({ ...extra, approved }),
       }).catch((error) => {
         if (error.name === "Unreachable") connection.lost();
         throw error;

@@ -3,7 +3,7 @@
 // "entry-<entry id>"; an entry with a higher style order is drawn above.
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
-import { FALLBACK_STYLE, labelLayout, paintOf } from "./styles.js";
+import { FALLBACK_STYLE, labelsOf, paintOf } from "./styles.js";
 
 /** The attribute table's outline (highlight.js) stays above every entry. */
 const ON_TOP = "table-highlight-fill";
@@ -19,6 +19,10 @@ export class LiveMap {
     this.entries = new Map();
     /** Called whenever an entry is added, changed or removed (the layers panel redraws). */
     this.onChange = () => {};
+    /** Entry label colours over the basemap drawn now (basemaps.js sets them for a dark one). */
+    this.labelColours = { text: "#1f2328", halo: "#ffffff" };
+    /** The language entry labels are drawn in (basemaps.js sets it), null for names as signed. */
+    this.language = null;
     /** Whether the person has moved the map since the app last moved it (see follow()). */
     this.movedByPerson = false;
     this.map = new maplibregl.Map({
@@ -233,13 +237,14 @@ export class LiveMap {
       id: `${id}-circle`, type: "circle", source: id, filter: is("Point", "MultiPoint"),
       paint: { ...paint.circle, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1 },
     });
+    const labels = labelsOf(style, this.language);
     this.map.addLayer({
-      id: `${id}-label`, type: "symbol", source: id,
+      id: `${id}-label`, type: "symbol", source: id, minzoom: labels.minzoom, filter: labels.filter,
       layout: {
-        ...labelLayout(style), "text-font": ["Noto Sans"], "text-size": 11, "text-offset": [0, 1.1],
+        "text-field": labels.field, "text-font": ["Noto Sans"], "text-size": 11, "text-offset": [0, 1.1],
         "text-anchor": "top", "text-max-width": 10, "text-optional": true,
       },
-      paint: { ...paint.label, "text-color": "#1f2328", "text-halo-color": "#ffffff", "text-halo-width": 1.4 },
+      paint: { ...paint.label, "text-color": this.labelColours.text, "text-halo-color": this.labelColours.halo, "text-halo-width": 1.4 },
     });
   }
 
@@ -257,14 +262,15 @@ export class LiveMap {
         for (const [name, value] of Object.entries(props)) this.map.setPaintProperty(`${id}-${layer}`, name, value);
       }
       this.map.setPaintProperty(`${id}-circle`, "circle-stroke-width", entry.visible ? 1 : 0);
-      const layout = labelLayout(entry.style);
-      const labels = entry.visible ? layout.visibility : "none";
-      if (this.map.getLayoutProperty(`${id}-label`, "text-field") !== layout["text-field"]) {
-        this.map.setLayoutProperty(`${id}-label`, "text-field", layout["text-field"]);
-      }
-      if (this.map.getLayoutProperty(`${id}-label`, "visibility") !== labels) {
-        this.map.setLayoutProperty(`${id}-label`, "visibility", labels);
-      }
+      // Symbol layout changes re-lay out the layer's tiles: made only when something changed.
+      const labels = labelsOf(entry.style, this.language);
+      const label = `${id}-label`;
+      const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
+      if (!same(this.map.getLayoutProperty(label, "text-field"), labels.field)) this.map.setLayoutProperty(label, "text-field", labels.field);
+      if (!same(this.map.getFilter(label), labels.filter)) this.map.setFilter(label, labels.filter);
+      if (this.map.getLayer(label).minzoom !== labels.minzoom) this.map.setLayerZoomRange(label, labels.minzoom, 24);
+      const shown = entry.visible ? "visible" : "none";
+      if (this.map.getLayoutProperty(label, "visibility") !== shown) this.map.setLayoutProperty(label, "visibility", shown);
     } catch (error) {
       console.warn("style not applied", error);
     }
@@ -288,6 +294,17 @@ export class LiveMap {
     }
   }
 
+  /** Draw every entry's name labels in `language` (null: names as signed). */
+  setLanguage(language) {
+    this.language = language;
+    for (const entryId of this.entries.keys()) this.#applyStyle(entryId);
+  }
+
+  /** The name a feature is labelled with in the current language. */
+  labelName(properties) {
+    return (this.language && properties[`name:${this.language}`]) || properties.name;
+  }
+
   /** Whether the map shows an entry (a hidden one is still in the map, drawn at opacity 0). */
   shown(entry_id) {
     return this.entries.get(entry_id)?.visible ?? false;
@@ -302,7 +319,7 @@ export class LiveMap {
     const box = document.createElement("div");
     box.className = "popup";
     const title = document.createElement("strong");
-    title.textContent = feature.properties.name || this.entries.get(entryId)?.label || entryId;
+    title.textContent = this.labelName(feature.properties) || feature.properties.name || this.entries.get(entryId)?.label || entryId;
     box.append(title);
     const rows = Object.entries(feature.properties).filter(([k]) => k !== "name").slice(0, 8);
     for (const [key, value] of rows) {

@@ -2,6 +2,7 @@
 // a live turn (chunk by chunk) and a chat read back after a reload (part by part).
 
 import { answerProse, el, exportMenu, exportUrl, formatDate, formatNumber, prose, visibleCode } from "./util.js";
+import { asksLocation, readLocation } from "./location.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
 /** What each default tool did, in words: [while it runs, once it has run]. A tool not
@@ -31,6 +32,9 @@ const TOOL_NAMES = {
   update_geometries_display: ["Updating shapes on the map", "Updated shapes on the map"],
   fly_to: ["Moving the map", "Moved the map"],
   fit_bounds: ["Fitting the map", "Fitted the map"],
+  set_map_style: ["Switching the basemap", "Switched the basemap"],
+  set_language: ["Switching the label language", "Switched the label language"],
+  get_current_location: ["Asking for your location", "Found your location"],
   present_figure: ["Presenting figures", "Presented figures"],
   record_observation: ["Recording a conflict", "Recorded a conflict"],
   help: ["Listing what I can do", "Listed what I can do"],
@@ -268,18 +272,21 @@ export class AssistantView {
       preview.code ? el("pre", { class: "code", text: visibleCode(preview.code) }) : el("pre", { class: "args", text: visibleCode(JSON.stringify(data.args, null, 1)) }),
       buttons, answer);
     this.approvals.set(data.approval_id, { node, answer, buttons });
+    const location = asksLocation(preview);
     if (live && (data.state || "pending") === "pending") {
-      const send = (approved) => {
+      const send = async (approved) => {
         buttons.querySelectorAll("button").forEach((b) => (b.disabled = true));
-        this.onApprove(data.approval_id, approved).catch((error) => {
+        // A request for the device's location is answered with it (or the browser's no).
+        const extra = location && approved ? await readLocation() : {};
+        this.onApprove(data.approval_id, extra.approved ?? approved, extra).catch((error) => {
           answer.textContent = `The answer could not be sent: ${error.message}`;
           // Only while the run still waits: once it has stopped there is nothing to answer.
           if (!this.finished) buttons.querySelectorAll("button").forEach((b) => (b.disabled = false));
         });
       };
       buttons.append(
-        el("button", { type: "button", class: "approve", text: "Approve", onclick: () => send(true) }),
-        el("button", { type: "button", class: "refuse", text: "Refuse", onclick: () => send(false) }));
+        el("button", { type: "button", class: "approve", text: location ? "Share my location" : "Approve", onclick: () => send(true) }),
+        el("button", { type: "button", class: "refuse", text: location ? "Don't share" : "Refuse", onclick: () => send(false) }));
     } else this.approvalAnswered({ approval_id: data.approval_id, approved: data.state === "given", reason: data.reason, state: data.state });
     this.node.append(node);
   }

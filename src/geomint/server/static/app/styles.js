@@ -71,13 +71,17 @@ export function paintOf(style, kind) {
   };
 }
 
-/** Layout of the label layer: the `label_by` property's value, or nothing. */
-export function labelLayout(style) {
+/**
+ * What an entry's label layer shows: the `label_by` property's value on every feature at
+ * every zoom, or else, from zoom 14, the names of its points (in `language` where a place
+ * has a name in it: `name:<language>`, else its `name`).
+ */
+export function labelsOf(style, language = null) {
   const property = style?.label_by;
-  return {
-    visibility: property ? "visible" : "none",
-    "text-field": property ? ["to-string", ["get", property]] : "",
-  };
+  if (property) return { field: ["to-string", ["get", property]], filter: ["has", property], minzoom: 0 };
+  const name = language ? ["coalesce", ["get", `name:${language}`], ["get", "name"]] : ["get", "name"];
+  const points = ["in", ["geometry-type"], ["literal", ["Point", "MultiPoint"]]];
+  return { field: name, filter: ["all", points, ["has", "name"]], minzoom: 14 };
 }
 
 /**

@@ -19,11 +19,13 @@ from geomint import audit
 from geomint.agent import MapAgent
 from geomint.server.approvals import Approvals
 from geomint.server.limits import TurnLimiter, client_key
+from geomint.server.new_chat import NewChat
 from geomint.state.events import is_chat_id
 
 __all__ = [
     "Agent",
     "ChatId",
+    "Fresh",
     "IdleChatId",
     "RateLimit",
     "Served",
@@ -49,6 +51,8 @@ class Served:
     token: str | None
     #: The upload route's body cap, fixed when the app was made (``/api/health`` says it).
     max_upload_bytes: int
+    #: What a chat holds before it is stored, and storing it with its first message or file.
+    new_chat: NewChat
 
 
 def served(request: Request) -> Served:
@@ -63,6 +67,10 @@ async def _agent(request: Request) -> MapAgent:
 
 async def _approvals(request: Request) -> Approvals:
     return served(request).approvals
+
+
+async def _new_chat(request: Request) -> NewChat:
+    return served(request).new_chat
 
 
 def valid_chat_id(chat_id: str) -> str:
@@ -119,6 +127,8 @@ async def _chat_id(chat_id: str) -> str:
 Agent = Annotated[MapAgent, Depends(_agent)]
 #: The app's approval requests waiting for an answer.
 Waiting = Annotated[Approvals, Depends(_approvals)]
+#: What a new chat starts with (see :mod:`geomint.server.new_chat`).
+Fresh = Annotated[NewChat, Depends(_new_chat)]
 #: The ``{chat_id}`` path parameter, checked to be a chat id (422 when it is not).
 ChatId = Annotated[str, Depends(_chat_id)]
 

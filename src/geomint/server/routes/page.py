@@ -1,4 +1,5 @@
-"""The page and what it loads: ``GET /`` and ``/chat/<id>``, ``/api/health``, the bundled
+"""The page and what it loads: ``GET /`` and ``/chat/<id>``, ``/api/health``,
+``/api/examples`` (the questions the page offers), the bundled
 streets (``/basemap/streets.geojson``) and the static files under ``/static``.
 
 Static files (the vendored front end and the offline basemap) are served with HTTP Range
@@ -19,6 +20,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 
 from geomint import __version__, audit
+from geomint.models.demo import DEMO_PROMPTS
 from geomint.providers import bundled
 from geomint.server.guards import TOKEN_COOKIE
 from geomint.server.routes._deps import Agent, ChatId, served
@@ -88,6 +90,14 @@ async def health(request: Request, agent: Agent) -> dict[str, Any]:
         "max_upload_bytes": served(request).max_upload_bytes,
         "security": audit.counts(),
     }
+
+
+@router.get("/api/examples")
+async def examples(agent: Agent) -> dict[str, list[str]]:
+    """The example questions the page offers: with the scripted demo model, every prompt
+    it knows (it answers nothing else); none with a real model, which answers anything."""
+    demo = agent.model_info["demo"]
+    return {"examples": [p.text for p in DEMO_PROMPTS] if demo else []}
 
 
 @router.get("/basemap/streets.geojson", include_in_schema=False)

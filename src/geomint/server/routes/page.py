@@ -20,6 +20,7 @@ from fastapi.responses import FileResponse, JSONResponse, RedirectResponse, Resp
 from fastapi.staticfiles import StaticFiles
 
 from geomint import __version__, audit
+from geomint.intake.formats import SUFFIXES
 from geomint.models.demo import DEMO_PROMPTS
 from geomint.providers import bundled
 from geomint.server.guards import TOKEN_COOKIE
@@ -75,7 +76,8 @@ async def chat_page(chat_id: ChatId, request: Request) -> Response:
 
 @router.get("/api/health")
 async def health(request: Request, agent: Agent) -> dict[str, Any]:
-    """The version, the store, the sandbox, the model and the security events so far."""
+    """The version, the store, the sandbox, the model, what an upload may be, and the
+    security events so far."""
     try:
         agent.chats.store.chat_ids()
         store = "ok"
@@ -88,6 +90,8 @@ async def health(request: Request, agent: Agent) -> dict[str, Any]:
         "sandbox": agent.code_execution_mode,
         "model": agent.model_info,
         "max_upload_bytes": served(request).max_upload_bytes,
+        # What the page's file picker offers: the endings intake reads.
+        "upload_suffixes": sorted(SUFFIXES),
         "security": audit.counts(),
     }
 

@@ -20,12 +20,13 @@ from urllib.parse import quote
 from geomint.agent import MapAgent
 from geomint.agent.demo import seed_demo_data
 from geomint.server.thread import entry_geojson
-from geomint.store import Chats, MemoryStore, RefusedEventError
+from geomint.store import Chats, MemoryStore, NoSuchChatError, RefusedEventError
+from geomint.tools import EntryCache
 from geomint.ui import EntryPart, chat_parts
 
 __all__ = ["NewChat", "new_entry_url"]
 
-#: The id of the template chat in its own memory store (no stored chat is read by it).
+#: The id of the template chat in its own memory store.
 _TEMPLATE: Final = "new-chat"
 
 
@@ -50,7 +51,10 @@ class NewChat:
                 chats.create(_TEMPLATE)
                 if self._agent.model_info["demo"]:
                     context = self._agent.context(_TEMPLATE, "demo-seed")
-                    await seed_demo_data(dataclasses.replace(context, chats=chats))
+                    # Its own cache too: the agent's is keyed by chat id, and a stored
+                    # chat may be called _TEMPLATE.
+                    template = dataclasses.replace(context, chats=chats, cache=EntryCache())
+                    await seed_demo_data(template)
                 self._template = chats
             return self._template
 
@@ -79,7 +83,13 @@ class NewChat:
         A stored demo chat without entries (one made before this was how chats began)
         is given the demo data too.
         """
-        self._agent.open_chat(chat_id)  # on the event loop: two requests cannot both create
+        try:
+            workspace = await asyncio.to_thread(self._agent.chats.open, chat_id)
+        except NoSuchChatError:
+            self._agent.open_chat(chat_id)  # on the event loop: two cannot both create it
+        else:
+            if workspace.entries:
+                return
         if self._agent.model_info["demo"]:
             # Another tab starting the same new chat at once may have seeded it first.
             with contextlib.suppress(RefusedEventError):

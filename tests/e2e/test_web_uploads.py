@@ -118,7 +118,8 @@ def test_add_data_is_a_button_that_picks_several_files_from_the_keyboard(page: P
         ]
     )
 
-    expect(page.locator(ADDED)).to_have_count(2)
+    # The first file also stores the new chat with its demo data: slow on a busy machine.
+    expect(page.locator(ADDED)).to_have_count(2, timeout=RUN_MS)
     expect(page.locator(ADDED).nth(0)).to_contain_text("stops.geojson: 3 features added as byod-1")
     expect(page.locator(ADDED).nth(1)).to_contain_text("more.geojson: 2 features added as byod-2")
     wait_sources(page, "entry-byod-1", "entry-byod-2")
@@ -158,7 +159,9 @@ def test_a_file_dropped_on_the_map_is_added(page: Page) -> None:
 
     drop(page, ("stops.geojson", json.dumps(STOPS)), on="#map")
 
-    expect(page.locator(ADDED)).to_contain_text("stops.geojson: 3 features added as byod-1")
+    expect(page.locator(ADDED)).to_contain_text(
+        "stops.geojson: 3 features added as byod-1", timeout=RUN_MS
+    )
     wait_sources(page, "entry-byod-1")
 
 

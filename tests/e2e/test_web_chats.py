@@ -1,6 +1,7 @@
 """The sidebar's chats as a person uses them: each with the date of its last message (the
 exact time on hover), renamed in place from the keyboard, deleted after a confirmation,
-and a chat made only of a dropped file titled by the file's name."""
+a chat made only of a dropped file titled by the file's name, and a new chat stored and
+listed only once its first message is sent."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
+import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from tests.e2e.test_web_app import STOPS, USER, ask, drop_file, open_chat, wait_ready
+from tests.e2e.test_web_app import (
+    STOPS,
+    USER,
+    ask,
+    drop_file,
+    open_chat,
+    wait_ready,
+    wait_sources,
+)
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import BrowserLog
@@ -113,3 +123,25 @@ def test_a_chat_of_only_a_dropped_file_is_titled_by_its_name(page: Page) -> None
     chat_id = open_chat(page)
     drop_file(page, "harbour stops.geojson", json.dumps(STOPS))
     expect(row(page, chat_id).locator(".chat-title")).to_have_text("harbour stops.geojson")
+
+
+def test_a_new_chat_is_stored_and_listed_only_once_its_first_message_is_sent(
+    page: Page, server: str
+) -> None:
+    chat_id = open_chat(page)
+    wait_sources(page, "entry-places-1", "entry-geometries-1")  # what it will start with
+    page.locator("button#new-chat").click()
+    page.wait_for_function("(old) => window.geomint.chatId !== old", arg=chat_id)
+    chat_id = wait_ready(page)
+    page.reload()  # a chat not stored yet opens again at its address, still new
+    assert wait_ready(page) == chat_id
+    wait_sources(page, "entry-places-1", "entry-geometries-1")
+    expect(row(page, chat_id)).to_have_count(0)
+    assert httpx.get(f"{server}/api/chats/{chat_id}", timeout=10).status_code == 404
+
+    ask(page, "What can you do?")
+
+    expect(row(page, chat_id)).to_have_count(1)
+    expect(row(page, chat_id).locator(".chat-title")).to_have_text("What can you do?")
+    stored = httpx.get(f"{server}/api/chats/{chat_id}", timeout=10).json()
+    assert [e["entry_id"] for e in stored["entries"]] == ["places-1", "geometries-1"]

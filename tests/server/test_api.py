@@ -45,6 +45,9 @@ def test_health_names_the_store_the_sandbox_and_the_demo_model(agent: MapAgent) 
     assert health["model"]["demo"] is True
     assert set(health["security"]) == set(audit.EVENTS)
     assert all(isinstance(n, int) for n in health["security"].values())
+    # The page's file picker offers what intake reads, zipped Shapefiles and all.
+    for ending in (".geojson", ".parquet", ".csv", ".zip", ".gpkg", ".fgb", ".kml"):
+        assert ending in health["upload_suffixes"], ending
 
 
 def test_a_turn_streams_as_ui_message_chunks_and_the_chat_is_listed(agent: MapAgent) -> None:

@@ -35,7 +35,7 @@ def agent(in_process: Sandbox) -> Iterator[MapAgent]:
     yield make_agent(in_process)
 
 
-def _uploaded(app: Any, chat_id: str, name: str) -> str:
+def _uploaded(app: Any, chat_id: str, name: str) -> tuple[str, dict[str, Any]]:
     response = run(
         call(
             app,
@@ -47,7 +47,8 @@ def _uploaded(app: Any, chat_id: str, name: str) -> str:
     )
     assert response.status_code == 200, response.text
     entry_id: str = response.json()["entry_id"]
-    return entry_id
+    style: dict[str, Any] = response.json()["style"]
+    return entry_id, style
 
 
 def _display(app: Any, chat_id: str, entry_id: str, body: Any) -> Any:
@@ -56,14 +57,17 @@ def _display(app: Any, chat_id: str, entry_id: str, body: Any) -> Any:
 
 def test_hiding_fading_and_reordering_a_layer_are_kept_in_the_log(agent: MapAgent) -> None:
     app = create_app(agent)
-    first = _uploaded(app, "mine", "stops.geojson")
-    second = _uploaded(app, "mine", "more stops.geojson")
+    first, drawn = _uploaded(app, "mine", "stops.geojson")
+    second, second_drawn = _uploaded(app, "mine", "more stops.geojson")
+    colour = drawn["color"]
+    assert colour in PALETTE and second_drawn["color"] in PALETTE
+    assert colour != second_drawn["color"] and second_drawn["order"] < 5
 
     hidden = _display(app, "mine", first, {"visible": False, "opacity": 0.4})
     assert hidden.status_code == 200, hidden.text
     assert hidden.json()["visible"] is False
     assert hidden.json()["style"]["opacity"] == 0.4
-    assert hidden.json()["style"]["color"] == PALETTE[0]
+    assert hidden.json()["style"]["color"] == colour
     # Moved above the second layer: its order is now the higher one.
     moved = _display(app, "mine", first, {"order": 5})
     assert moved.json()["style"]["order"] == 5
@@ -78,8 +82,7 @@ def test_hiding_fading_and_reordering_a_layer_are_kept_in_the_log(agent: MapAgen
     by_id = {e["entry_id"]: e for e in read["entries"]}
     assert by_id[first]["visible"] is False
     assert by_id[first]["style"] == moved.json()["style"]
-    assert by_id[second]["style"]["color"] == PALETTE[1]
-    assert by_id[second]["style"]["order"] == 1
+    assert by_id[second]["style"] == second_drawn  # the other layer is as it was
 
 
 @pytest.mark.parametrize(
@@ -91,7 +94,7 @@ def test_a_change_that_is_not_one_is_refused_and_writes_nothing(
     agent: MapAgent, body: dict[str, Any]
 ) -> None:
     app = create_app(agent)
-    entry_id = _uploaded(app, "mine", "stops.geojson")
+    entry_id, _ = _uploaded(app, "mine", "stops.geojson")
     before = agent.chats.open("mine").last_seq
     response = _display(app, "mine", entry_id, body)
     assert response.status_code == 422, response.text

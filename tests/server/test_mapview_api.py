@@ -49,7 +49,8 @@ def test_a_persons_switch_is_kept_in_the_chat(agent: MapAgent) -> None:
     refused = run(call(app, "POST", "/api/chats/c1/map", json={"style": "satellite"}))
     assert refused.status_code == 422 and "the styles are light, dark" in refused.text
     assert run(call(app, "POST", "/api/chats/c1/map", json={"language": "de"})).status_code == 422
-    assert run(call(app, "POST", "/api/chats/nope/map", json={"style": "dark"})).status_code == 404
+    assert run(call(app, "POST", "/api/chats/nope/map", json={"style": "x"})).status_code == 422
+    assert agent.chats.store.chat_ids() == ["c1"]  # a refused switch stores no new chat
 
 
 def test_the_page_policy_opens_only_to_an_application_styles_origins(agent: MapAgent) -> None:

@@ -18,6 +18,7 @@ from geomint.provenance import Provenance
 from geomint.providers import bundled
 from geomint.state import FetchMade
 from geomint.state.events import EntryKind
+from geomint.tools import ToolContext
 from geomint.ui import (
     ChartPart,
     EntryPart,
@@ -31,7 +32,7 @@ from geomint.ui import (
     ToolResultPart,
 )
 
-__all__ = ["DEMO_PROMPTS", "seed_demo_chat"]
+__all__ = ["DEMO_PROMPTS", "seed_demo_chat", "seed_demo_data"]
 
 
 def _open_spaces(boundaries: dict[str, Any]) -> dict[str, Any]:
@@ -49,9 +50,18 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
     A chat that already has entries is left as it is.
     """
     chat_id = agent.open_chat(chat_id)
-    context = agent.context(chat_id, "demo-seed")
+    await seed_demo_data(agent.context(chat_id, "demo-seed"))
+    return chat_id
+
+
+async def seed_demo_data(context: ToolContext) -> None:
+    """Write the demo places and boundaries into the context's chat, unless it has entries.
+
+    The web app also seeds a chat held in memory with it, to show a new chat's data before
+    anything is stored (:mod:`geomint.server.new_chat`): one seeding, so the two agree.
+    """
     if context.workspace.entries:
-        return chat_id
+        return
     seeds: tuple[tuple[EntryKind, str, str, dict[str, Any]], ...] = (
         ("places", "helsinki_places", "places in central Helsinki", bundled.demo_places()),
         (
@@ -75,7 +85,6 @@ async def seed_demo_chat(agent: MapAgent, chat_id: str | None = None) -> str:
                 )
             ]
         )
-    return chat_id
 
 
 def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:

@@ -14,7 +14,14 @@ import asyncio
 import contextlib
 import logging
 import secrets
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import (
+    AsyncIterable,
+    AsyncIterator,
+    Awaitable,
+    Callable,
+    Iterable,
+    Mapping,
+)
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path
@@ -544,11 +551,20 @@ class MapAgent:
             run.delta(final)
         return result.usage.requests, False, None
 
-    async def upload(self, data: bytes, name: str, *, chat_id: str) -> dict[str, Any]:
+    async def upload(
+        self,
+        data: bytes,
+        name: str,
+        *,
+        chat_id: str,
+        start_chat: Callable[[str], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
         """Add a file the person dropped into the chat as a byod entry (through intake).
 
         The upload is a message of the chat (so a reopened chat shows it) and its layer is
-        an entry the model can read on the next turn.
+        an entry the model can read on the next turn. The chat is stored, when new, only
+        once the file has been read: by ``start_chat(chat_id)`` when given (the web app
+        stores it with what a new chat starts with), else empty.
 
         Returns:
             ``name``, ``entry_id``, ``label``, ``format``, ``features``, ``warnings`` and
@@ -557,12 +573,19 @@ class MapAgent:
         Raises:
             UsageError: The file was refused; the reason says why, and nothing was stored.
         """
-        chat_id = self.open_chat(chat_id)
         run_id = "u-" + secrets.token_urlsafe(9)
+        # The context opens the chat's state when it first writes, after start().
         context = self.context(chat_id, run_id)
+
+        async def start() -> None:
+            if start_chat is None:
+                self.open_chat(chat_id)
+            else:
+                await start_chat(chat_id)
+
         async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
             try:
-                added = await upload_layer(context, data, name)
+                added = await upload_layer(context, data, name, before_write=start)
             except ToolError as exc:
                 raise UsageError(exc.message) from None
             part = {"kind": "upload", **added}

@@ -11,7 +11,7 @@ import re
 
 from geomint.intake.errors import IntakeError
 
-__all__ = ["BINARY", "FORMATS", "sniff"]
+__all__ = ["BINARY", "FORMATS", "SUFFIXES", "sniff"]
 
 #: Format id -> what to call it in messages.
 FORMATS = {
@@ -29,7 +29,9 @@ FORMATS = {
 #: Formats converted in the confined child process.
 BINARY = frozenset({"geoparquet", "gpkg", "shapefile", "flatgeobuf", "kml", "kmz"})
 
-_SUFFIXES = {
+#: File name ending -> format id: what a name says it holds (the web page's file picker
+#: offers these).
+SUFFIXES = {
     ".geojson": "geojson",
     ".json": "geojson",
     ".geojsonl": "geojsonseq",
@@ -151,7 +153,7 @@ def suffix_of(name: str) -> str:
     if lowered.endswith(".shp.zip"):
         return "shapefile"
     dot = lowered.rfind(".")
-    return _SUFFIXES.get(lowered[dot:], "") if dot >= 0 else ""
+    return SUFFIXES.get(lowered[dot:], "") if dot >= 0 else ""
 
 
 def sniff(head: bytes, *, name: str = "", media_type: str = "") -> str:
@@ -216,7 +218,7 @@ def sniff(head: bytes, *, name: str = "", media_type: str = "") -> str:
         return "csv"
     if named in {"geojson", "geojsonseq"} or not name:
         return named or "geojson"  # the JSON parser says precisely what is wrong
-    known = ", ".join(sorted(set(_SUFFIXES)))
+    known = ", ".join(sorted(set(SUFFIXES)))
     raise IntakeError(
         [f"cannot tell what format this is (first bytes {head[:16]!r}); geomint reads {known}"]
     )

@@ -7,7 +7,8 @@ request passes first in :mod:`.guards` (the token, the host, the origin). :func:
 stacks the checks, puts what the routes share on ``app.state``, and includes the routers.
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
-turns, uploads and new chats are rate limited per client; bodies are size-capped.
+turns, uploads and new chats are rate limited per client (a chat is stored with its first
+message or file, not when the page opens it: :mod:`.new_chat`); bodies are size-capped.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from geomint.server.approvals import Approvals
 from geomint.server.errors import ReadableTooLarge, install_error_bodies
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
+from geomint.server.new_chat import NewChat
 from geomint.server.routes import chats, exports, layers, mapview, page, turns, uploads
 from geomint.server.routes._deps import Served
 
@@ -82,6 +84,7 @@ def create_app(
         limiter=limiter or TurnLimiter(),
         token=token,
         max_upload_bytes=max_upload,
+        new_chat=NewChat(agent),
     )
     install_error_bodies(app, max_upload_bytes=max_upload)
     # The last added runs first: the token, then the host, then the origin.

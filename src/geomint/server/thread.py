@@ -31,7 +31,7 @@ __all__ = [
 def parts_view(chats: Chats, chat_id: str) -> dict[str, Any]:
     """The chat's durable parts in order, each with its run id (raises NoSuchChatError)."""
     parts = [capped(p.model_dump(mode="json")) for p in chat_parts(chats, chat_id)]
-    return {"chat_id": chat_id, "parts": parts}
+    return {"chat_id": chat_id, "stored": True, "parts": parts}
 
 
 def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:

@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import unicodedata
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -271,11 +272,19 @@ def printable_name(name: str) -> str:
     return shown.strip()[:200] or "upload"
 
 
-async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, Any]:
+async def upload_layer(
+    ctx: ToolContext,
+    data: bytes,
+    name: str,
+    *,
+    before_write: Callable[[], Awaitable[None]] | None = None,
+) -> dict[str, Any]:
     """A file the person dropped into the chat: through intake into a new byod entry.
 
     The file's name tells intake which format to expect (and is checked against the
-    content); the entry's label is the name without its extension.
+    content); the entry's label is the name without its extension. ``before_write`` is
+    awaited once the file is read and before anything is written: the web app stores a
+    new chat there, so that a refused file stores nothing.
 
     Raises:
         ToolError: The file was refused (too big, unreadable, not geodata); nothing stored.
@@ -291,6 +300,8 @@ async def upload_layer(ctx: ToolContext, data: bytes, name: str) -> dict[str, An
     except IntakeError as exc:
         audit.record("upload_refused", size=len(data), problems=len(exc.problems))
         raise ToolError(f"{name} could not be loaded: {'; '.join(exc.problems[:5])}") from None
+    if before_write is not None:
+        await before_write()
     written = await ctx.write_entry(
         kind="byod",
         data=layer.data,

@@ -9,6 +9,7 @@ the limiter's buckets are not shared with a thread pool.
 
 from __future__ import annotations
 
+import asyncio
 import math
 from dataclasses import dataclass
 from typing import Annotated
@@ -19,17 +20,21 @@ from geomint import audit
 from geomint.agent import MapAgent
 from geomint.server.approvals import Approvals
 from geomint.server.limits import TurnLimiter, client_key
+from geomint.server.new_chat import NewChat
 from geomint.state.events import is_chat_id
+from geomint.store import NoSuchChatError
 
 __all__ = [
     "Agent",
     "ChatId",
+    "Fresh",
     "IdleChatId",
     "RateLimit",
     "Served",
     "Waiting",
     "ensure_idle",
     "served",
+    "store_new_chat",
     "take_turn",
     "valid_chat_id",
 ]
@@ -49,6 +54,8 @@ class Served:
     token: str | None
     #: The upload route's body cap, fixed when the app was made (``/api/health`` says it).
     max_upload_bytes: int
+    #: What a chat holds before it is stored, and storing it with its first message or file.
+    new_chat: NewChat
 
 
 def served(request: Request) -> Served:
@@ -63,6 +70,10 @@ async def _agent(request: Request) -> MapAgent:
 
 async def _approvals(request: Request) -> Approvals:
     return served(request).approvals
+
+
+async def _new_chat(request: Request) -> NewChat:
+    return served(request).new_chat
 
 
 def valid_chat_id(chat_id: str) -> str:
@@ -101,6 +112,23 @@ def take_turn(request: Request, limit: str) -> None:
         )
 
 
+async def store_new_chat(request: Request, chat_id: str) -> bool:
+    """Store the chat when it is new, as its first message or file would (a person's change
+    to a new chat's map is the first thing it holds); a new chat is limited like a turn.
+
+    Returns:
+        Whether the chat was new.
+    """
+    state = served(request)
+    try:
+        await asyncio.to_thread(state.agent.chats.open, chat_id)
+    except NoSuchChatError:
+        take_turn(request, "new chats")  # making a chat writes data: limited like a turn
+        await state.new_chat.start(chat_id)
+        return True
+    return False
+
+
 class RateLimit:
     """A route dependency that takes one of the client's turns (:func:`take_turn`)."""
 
@@ -119,6 +147,8 @@ async def _chat_id(chat_id: str) -> str:
 Agent = Annotated[MapAgent, Depends(_agent)]
 #: The app's approval requests waiting for an answer.
 Waiting = Annotated[Approvals, Depends(_approvals)]
+#: What a new chat starts with (see :mod:`geomint.server.new_chat`).
+Fresh = Annotated[NewChat, Depends(_new_chat)]
 #: The ``{chat_id}`` path parameter, checked to be a chat id (422 when it is not).
 ChatId = Annotated[str, Depends(_chat_id)]
 

@@ -2,9 +2,12 @@
 parts, an analysis and an entry's GeoJSON.
 
 ``GET /api/chats``; ``GET|POST /api/chats/<id>`` (read; open, creating it when new, with
-the demo data when the model is the demo model); ``PATCH /api/chats/<id>`` with
+the demo data when the model is the demo model: for API clients, the page stores a chat
+with its first message or file instead); ``PATCH /api/chats/<id>`` with
 ``{"title": ...}`` (rename: a ``chat_renamed`` event in the chat's log); ``DELETE
-/api/chats/<id>`` (a tombstone: the chat leaves the list); ``GET /api/chats/<id>/parts``; ``GET
+/api/chats/<id>`` (a tombstone: the chat leaves the list); ``GET /api/chats/<id>/parts``
+(a chat not stored yet reads as a new one: :mod:`geomint.server.new_chat`, whose
+entries' GeoJSON is ``GET /api/new-chat/entries/<entry id>?version=<n>``); ``GET
 /api/chats/<id>/analyses/<analysis id>``; ``GET /api/chats/<id>/entries/<entry
 id>?version=<n>`` (for parts that name their GeoJSON by reference). What each returns is
 built in :mod:`geomint.server.thread`.
@@ -13,7 +16,6 @@ built in :mod:`geomint.server.thread`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 from collections.abc import Callable
 from typing import Any
@@ -23,7 +25,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
-from geomint.server.routes._deps import Agent, ChatId, IdleChatId, take_turn
+from geomint.server.routes._deps import Agent, ChatId, Fresh, IdleChatId, store_new_chat
 from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
 from geomint.state.events import title_problem
 from geomint.store import NoSuchChatError, RefusedEventError
@@ -75,29 +77,36 @@ async def read_chat(chat_id: ChatId, agent: Agent) -> dict[str, Any]:
         raise HTTPException(404, f"no chat {chat_id!r}") from None
 
 
-@router.get("/api/chats/{chat_id}/parts")
-async def read_parts(chat_id: ChatId, agent: Agent) -> Response:
-    """Everything the chat showed, in order: the parts its runs streamed, read back."""
+@router.get("/api/chats/{chat_id}/parts", response_model=None)
+async def read_parts(chat_id: ChatId, agent: Agent, fresh: Fresh) -> Response | dict[str, Any]:
+    """Everything the chat showed, in order: the parts its runs streamed, read back.
+
+    A chat not stored yet answers with what it will start with (``"stored": false``):
+    the page opens chats before they are stored, and a 404 would read as an error.
+    """
     try:
         return await _json(parts_view, agent.chats, chat_id)
     except NoSuchChatError:
-        raise HTTPException(404, f"no chat {chat_id!r}") from None
+        return {"chat_id": chat_id, "stored": False, "parts": await fresh.parts()}
+
+
+@router.get("/api/new-chat/entries/{entry_id}")
+async def new_chat_entry(entry_id: str, fresh: Fresh, version: int | None = None) -> Response:
+    """The GeoJSON of an entry every new chat starts with."""
+    data = await fresh.entry(entry_id, version)
+    if data is None:
+        which = entry_id if version is None else f"{entry_id} v{version}"
+        raise HTTPException(404, f"a new chat starts with no entry {which!r}")
+    return Response(data, media_type="application/geo+json")
 
 
 @router.post("/api/chats/{chat_id}")
-async def open_chat(chat_id: ChatId, request: Request, agent: Agent) -> dict[str, Any]:
+async def open_chat(
+    chat_id: ChatId, request: Request, agent: Agent, fresh: Fresh
+) -> dict[str, Any]:
     """Open a chat, creating it when new (with the demo data for the demo model)."""
-    try:
-        await asyncio.to_thread(agent.chats.open, chat_id)
-    except NoSuchChatError:
-        take_turn(request, "new chats")  # making a chat writes data: limited like a turn
-        agent.open_chat(chat_id)
-    if agent.model_info.get("demo"):
-        from geomint.agent.demo import seed_demo_chat  # noqa: PLC0415
-
-        # A second tab opening the same new chat at once may have seeded it first.
-        with contextlib.suppress(RefusedEventError):
-            await seed_demo_chat(agent, chat_id)
+    if not await store_new_chat(request, chat_id):
+        await fresh.start(chat_id)  # a stored demo chat from before chats began with data
     return await asyncio.to_thread(chat_view, agent.chats, chat_id)
 
 

@@ -12,10 +12,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StrictBool, model_validator
 
-from geomint.server.routes._deps import Agent, ChatId
+from geomint.server.routes._deps import Agent, ChatId, Fresh, store_new_chat
 from geomint.state import EntryDisplayChanged, entry_style
 from geomint.store import NoSuchChatError, RefusedEventError
 
@@ -42,9 +42,19 @@ class DisplayChange(BaseModel):
 
 @router.patch("/api/chats/{chat_id}/entries/{entry_id}/display")
 async def change_display(
-    chat_id: ChatId, entry_id: str, change: DisplayChange, agent: Agent
+    chat_id: ChatId,
+    entry_id: str,
+    change: DisplayChange,
+    request: Request,
+    agent: Agent,
+    fresh: Fresh,
 ) -> dict[str, Any]:
-    """Show, hide, fade or reorder one layer; 404 when the chat has no such entry."""
+    """Show, hide, fade or reorder one layer; 404 when the chat has no such entry.
+
+    A change to a layer every new chat starts with stores the new chat first.
+    """
+    if await fresh.entry(entry_id) is not None:
+        await store_new_chat(request, chat_id)
     asked: dict[str, JsonValue] = {"opacity": change.opacity, "order": change.order}
     style: dict[str, JsonValue] = {k: v for k, v in asked.items() if v is not None}
 

@@ -8,10 +8,10 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from fastapi import APIRouter, HTTPException
+from fastapi import APIRouter, HTTPException, Request
 from pydantic import BaseModel, ConfigDict, Field
 
-from geomint.server.routes._deps import Agent, ChatId
+from geomint.server.routes._deps import Agent, ChatId, store_new_chat
 from geomint.state import BasemapChanged, EventBody, LanguageChanged
 from geomint.store import NoSuchChatError, RefusedEventError
 from geomint.tools.basemaps import LABEL_LANGUAGES, UNTRANSLATED
@@ -46,8 +46,11 @@ class MapChange(BaseModel):
 
 
 @router.post("/api/chats/{chat_id}/map")
-async def change_map(chat_id: ChatId, change: MapChange, agent: Agent) -> dict[str, Any]:
-    """Keep a person's switch in the chat's log (422 for a style or language there is not)."""
+async def change_map(
+    chat_id: ChatId, change: MapChange, request: Request, agent: Agent
+) -> dict[str, Any]:
+    """Keep a person's switch in the chat's log (422 for a style or language there is
+    not); a new chat is stored with it."""
     bodies: list[EventBody] = []
     if change.style is not None:
         names = [s.name for s in agent.settings.map_styles]
@@ -66,6 +69,7 @@ async def change_map(chat_id: ChatId, change: MapChange, agent: Agent) -> dict[s
         bodies.append(LanguageChanged(language=change.language))
     if not bodies:
         raise HTTPException(422, "send a style, a language, or both")
+    await store_new_chat(request, chat_id)
     try:
         workspace = await asyncio.to_thread(agent.chats.append, chat_id, "map", bodies)
     except (NoSuchChatError, RefusedEventError):

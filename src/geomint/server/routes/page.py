@@ -1,4 +1,5 @@
-"""The page and what it loads: ``GET /`` and ``/chat/<id>``, ``/api/health``, the bundled
+"""The page and what it loads: ``GET /`` and ``/chat/<id>``, ``/api/health``,
+``/api/examples`` (the questions the page offers), the bundled
 streets (``/basemap/streets.geojson``) and the static files under ``/static``.
 
 Static files (the vendored front end and the offline basemap) are served with HTTP Range
@@ -20,6 +21,8 @@ from fastapi.staticfiles import StaticFiles
 
 from geomint import __version__, audit
 from geomint.agent import MapAgent
+from geomint.intake.formats import SUFFIXES
+from geomint.models.demo import DEMO_PROMPTS
 from geomint.providers import bundled
 from geomint.server.guards import TOKEN_COOKIE
 from geomint.server.routes._deps import Agent, ChatId, served
@@ -83,7 +86,8 @@ async def chat_page(chat_id: ChatId, request: Request) -> Response:
 
 @router.get("/api/health")
 async def health(request: Request, agent: Agent) -> dict[str, Any]:
-    """The version, the store, the sandbox, the model and the security events so far."""
+    """The version, the store, the sandbox, the model, what an upload may be, and the
+    security events so far."""
     try:
         agent.chats.store.chat_ids()
         store = "ok"
@@ -96,8 +100,18 @@ async def health(request: Request, agent: Agent) -> dict[str, Any]:
         "sandbox": agent.code_execution_mode,
         "model": agent.model_info,
         "max_upload_bytes": served(request).max_upload_bytes,
+        # What the page's file picker offers: the endings intake reads.
+        "upload_suffixes": sorted(SUFFIXES),
         "security": audit.counts(),
     }
+
+
+@router.get("/api/examples")
+async def examples(agent: Agent) -> dict[str, list[str]]:
+    """The example questions the page offers: with the scripted demo model, every prompt
+    it knows (it answers nothing else); none with a real model, which answers anything."""
+    demo = agent.model_info["demo"]
+    return {"examples": [p.text for p in DEMO_PROMPTS] if demo else []}
 
 
 @router.get("/basemap/streets.geojson", include_in_schema=False)

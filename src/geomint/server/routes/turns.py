@@ -20,6 +20,7 @@ from geomint.errors import UsageError
 from geomint.server.routes._deps import (
     Agent,
     ChatId,
+    Fresh,
     RateLimit,
     Waiting,
     ensure_idle,
@@ -87,14 +88,20 @@ router = APIRouter()
 
 
 @router.post("/api/chat", dependencies=[Depends(RateLimit("turns"))])
-async def chat(body: ChatRequest, agent: Agent, approvals: Waiting) -> StreamingResponse:
-    """Ask the chat ``body.id`` its newest question; the answer streams as it is made."""
+async def chat(
+    body: ChatRequest, agent: Agent, approvals: Waiting, fresh: Fresh
+) -> StreamingResponse:
+    """Ask the chat ``body.id`` its newest question; the answer streams as it is made.
+
+    A chat not stored yet is stored first, with what a new chat starts with.
+    """
     chat_id = valid_chat_id(body.id)
     try:
         question = body.question()
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
     ensure_idle(agent, chat_id)
+    await fresh.start(chat_id)
     parts = agent.run_stream(question, chat_id=chat_id, approve=approvals.ask)
     read = functools.partial(entry_geojson, agent.chats, chat_id)
     return StreamingResponse(

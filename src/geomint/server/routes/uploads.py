@@ -15,7 +15,7 @@ from typing import Any
 from fastapi import APIRouter, Depends, HTTPException, Request
 
 from geomint.errors import UsageError
-from geomint.server.routes._deps import Agent, IdleChatId, RateLimit
+from geomint.server.routes._deps import Agent, Fresh, IdleChatId, RateLimit
 from geomint.state import entry_style
 
 __all__ = ["router"]
@@ -24,13 +24,19 @@ router = APIRouter()
 
 
 @router.post("/api/chats/{chat_id}/uploads", dependencies=[Depends(RateLimit("uploads"))])
-async def upload(chat_id: IdleChatId, name: str, request: Request, agent: Agent) -> dict[str, Any]:
-    """Load the body as the file ``name`` into the chat (422 with intake's reasons)."""
+async def upload(
+    chat_id: IdleChatId, name: str, request: Request, agent: Agent, fresh: Fresh
+) -> dict[str, Any]:
+    """Load the body as the file ``name`` into the chat (422 with intake's reasons).
+
+    A chat not stored yet is stored once the file is read, with what a new chat starts
+    with; a refused file stores nothing.
+    """
     body = await request.body()  # capped as it arrives by the router's max_body_size
     if not body:
         raise HTTPException(422, f"{name!r} is empty")
     try:
-        added = await agent.upload(body, name, chat_id=chat_id)
+        added = await agent.upload(body, name, chat_id=chat_id, start_chat=fresh.start)
     except UsageError as exc:
         raise HTTPException(422, str(exc)) from None
     # The style the new layer is drawn with is the server's, as for every other entry.

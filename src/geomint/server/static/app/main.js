@@ -4,25 +4,20 @@
 
 import { LiveMap, bboxOf } from "./map.js";
 import { MapSettings } from "./basemaps.js";
-import { AssistantView, uploadError, uploadMessage, userMessage } from "./render.js";
+import { AssistantView, uploadMessage, userMessage } from "./render.js";
 import { streamTurn } from "./stream.js";
 import { api, el, exportUrl, newChatId, visibleCode } from "./util.js";
 import { LayersPanel } from "./layers.js";
 import { Connection } from "./connection.js";
 import { ChatList } from "./sidebar.js";
 import { AttributeTable } from "./table.js";
+import { Examples } from "./examples.js";
+import { UploadQueue, dropTarget } from "./uploads.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
 const prompt = $("#prompt");
-const panel = $("#chat-panel");
-const EXAMPLES = [
-  "Bar chart of these places by category",
-  "Which cafés are inside the Esplanade park?",
-  "Cafés within 10 minutes' walk of the central station",
-  "Union the park boundaries and show them",
-  "Route from the central station to the cathedral avoiding motorways",
-];
+const examples = new Examples($("#examples"), (text) => { prompt.value = text; ask(); });
 
 const state = { chatId: null, health: null, controller: null, current: null, opening: 0 };
 /** The figures the open chat minted, by id: what a cited figure's chip opens. */
@@ -55,6 +50,7 @@ function setBusy(busy) {
   document.body.dataset.busy = String(busy);
   $("#stop").hidden = !busy;
   $("#send").disabled = busy;
+  if (!busy) uploads.resume();
 }
 
 function scrollDown() {
@@ -74,7 +70,12 @@ async function loadHealth() {
       ? "Sandbox is restricted, not isolated: model-written code runs with less separation from this machine."
       : `Sandbox is ${health.sandbox}: model-written code is not isolated.`;
   }
+  $("#add-data-input").accept = health.upload_suffixes.join(",");
   return health;
+}
+
+async function loadExamples() {
+  examples.set((await api("/api/examples")).examples);
 }
 
 // -- the sidebar -------------------------------------------------------------------------
@@ -119,8 +120,8 @@ async function openChat(chatId, { push = false } = {}) {
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   liveMap.clear();
-  // Opened, or created when new (with the demo data when the model is the demo model).
-  await api(`/api/chats/${chatId}`, { method: "POST" });
+  // A chat not stored yet reads as a new one (with the demo data, for the demo model):
+  // the server stores it with its first message or file.
   const { parts } = await api(`/api/chats/${chatId}/parts`);
   if (ticket !== state.opening) return;
   // The chat is drawn from the parts its runs streamed, with the code that drew them live.
@@ -152,7 +153,7 @@ async function openChat(chatId, { push = false } = {}) {
   if (ticket !== state.opening) return;
   if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitEntries();
-  showExamples(!parts.some((p) => p.type === "question" || p.type === "upload"));
+  examples.unfold(!parts.some((p) => p.type === "question" || p.type === "upload"));
   scrollDown();
   await loadChats();
 }
@@ -274,13 +275,6 @@ function newAssistant() {
   });
 }
 
-function showExamples(show) {
-  const box = $("#examples");
-  box.hidden = !show || !state.health?.model?.demo;
-  box.querySelector("ul").replaceChildren(...EXAMPLES.map((text) => el("li", {},
-    el("button", { type: "button", text, onclick: () => { prompt.value = text; ask(); } }))));
-}
-
 // -- a turn ------------------------------------------------------------------------------
 
 async function ask() {
@@ -289,7 +283,7 @@ async function ask() {
   const typed = prompt.value;
   prompt.value = "";
   showNote(null);
-  showExamples(false);
+  examples.unfold(false);
   liveMap.follow();
   const question = userMessage(text);
   messages.append(question);
@@ -303,6 +297,9 @@ async function ask() {
   setBusy(true);
   const chatId = state.chatId;
   try {
+    // A file being sent holds the chat: the question goes once it is in (the files
+    // queued after it wait for the answer, as the page is busy).
+    await uploads.settled();
     await streamTurn(chatId, text, (chunk) => {
       if (state.chatId !== chatId) return;
       try {
@@ -379,46 +376,32 @@ async function showAnalysis(analysisId) {
   dialog.showModal();
 }
 
-// -- files dropped into the chat ---------------------------------------------------------
+// -- files added to the chat -----------------------------------------------------------
 
-async function upload(file) {
-  const limit = state.health?.max_upload_bytes ?? 25_000_000;
-  if (file.size > limit) {
-    messages.append(uploadError(file.name, `it is ${file.size.toLocaleString("en")} bytes; the limit is ${limit.toLocaleString("en")}`));
-    return;
-  }
-  const pending = el("li", { class: "msg upload", dataset: { role: "user" }, role: "status", text: `adding ${file.name}…` });
-  messages.append(pending);
-  scrollDown();
-  const chatId = state.chatId;
-  try {
-    const added = await api(`/api/chats/${chatId}/uploads?name=${encodeURIComponent(file.name)}`, {
-      method: "POST", body: file, headers: { "content-type": "application/octet-stream" },
-    });
+const uploads = new UploadQueue({
+  list: messages,
+  chatId: () => state.chatId,
+  busy: () => document.body.dataset.busy === "true",
+  limit: () => state.health?.max_upload_bytes ?? 25_000_000,
+  lost: () => connection.lost(),
+  changed: scrollDown,
+  added: async (added, chatId) => {
+    loadChats().catch(() => {});
     if (state.chatId !== chatId) return; // the person has moved to another chat meanwhile
-    pending.replaceWith(uploadMessage(added));
     layersPanel.note(added);
     await liveMap.setEntry({ ...added, kind: "byod", visible: true });
     const box = added.geojson && bboxOf(added.geojson);
     if (box) liveMap.view({ bbox: box });
-    loadChats().catch(() => {});
-  } catch (error) {
-    pending.replaceWith(uploadError(file.name, error.message));
-    if (error.name === "Unreachable") connection.lost();
-  }
-  scrollDown();
-}
-
-let dragDepth = 0;
-panel.addEventListener("dragenter", (event) => { event.preventDefault(); dragDepth++; panel.classList.add("dropping"); });
-panel.addEventListener("dragover", (event) => event.preventDefault());
-panel.addEventListener("dragleave", () => { if (--dragDepth <= 0) { dragDepth = 0; panel.classList.remove("dropping"); } });
-panel.addEventListener("drop", (event) => {
-  event.preventDefault();
-  dragDepth = 0;
-  panel.classList.remove("dropping");
-  for (const file of event.dataTransfer?.files ?? []) upload(file);
+  },
 });
+const addData = $("#add-data-input");
+$("#add-data").addEventListener("click", () => addData.click());
+addData.addEventListener("change", () => {
+  uploads.add([...addData.files]);
+  addData.value = ""; // so that the same file can be picked again
+});
+dropTarget($("#chat-panel"), (files) => uploads.add(files));
+dropTarget($("#map"), (files) => uploads.add(files));
 
 // -- wiring ------------------------------------------------------------------------------
 
@@ -437,6 +420,7 @@ async function start() {
     history.replaceState({}, "", `/chat/${chatId}`);
   }
   await loadHealth();
+  await loadExamples();
   await liveMap.loaded;
   await openChat(chatId);
   markReady(true);

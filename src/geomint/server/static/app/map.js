@@ -100,7 +100,8 @@ export class LiveMap {
 
   /** An entry's GeoJSON by reference (same origin, like every API call); null if it cannot be had. */
   async fetchGeojson(url) {
-    if (typeof url !== "string" || !url.startsWith("/api/chats/")) return null;
+    // A chat's entries, or those a new chat starts with before it is stored.
+    if (typeof url !== "string" || !/^\/api\/(chats|new-chat)\//.test(url)) return null;
     const response = await fetch(url);
     return response.ok ? response.json() : null;
   }

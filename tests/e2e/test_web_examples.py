@@ -24,7 +24,8 @@ def test_every_example_is_offered_and_still_offered_after_a_question(page: Page)
     expect(page.locator(f"{EXAMPLES}[open]")).to_be_visible()  # a new chat shows them
     assert offered(page) == every
 
-    page.get_by_role("button", name="Bar chart of these places by category").click()
+    bar_chart = "Bar chart of these places by category"
+    page.locator(EXAMPLES).get_by_role("button", name=bar_chart).click()
     expect(page.locator(USER)).to_have_text(["Bar chart of these places by category"])
     expect(busy(page)).to_have_attribute("data-busy", "false", timeout=RUN_MS)
     expect(page.locator(f"{ASSISTANT} .chart canvas[data-rendered='true']")).to_have_count(1)
@@ -35,7 +36,7 @@ def test_every_example_is_offered_and_still_offered_after_a_question(page: Page)
     expect(page.locator(f"{EXAMPLES}[open]")).to_have_count(0)
     summary.click()
     assert offered(page) == every
-    page.get_by_role("button", name="What can you do?").click()
+    page.locator(EXAMPLES).get_by_role("button", name="What can you do?").click()
     expect(page.locator(USER)).to_have_count(2)
     expect(busy(page)).to_have_attribute("data-busy", "false", timeout=RUN_MS)
     expect(page.locator(".tool[data-tool='help']")).to_have_attribute("data-state", "done")

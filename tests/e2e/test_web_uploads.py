@@ -71,7 +71,8 @@ class UploadTraffic:
         self.most = 0
         self.statuses: list[int] = []
         page.on("request", self._sent)
-        page.on("requestfinished", self._done)
+        # Answered, not "requestfinished": the browser may report a body read to its end
+        # after the page, which sends the next file once the answer is in, has sent it.
         page.on("requestfailed", self._done)
         page.on("response", self._answered)
 
@@ -86,6 +87,7 @@ class UploadTraffic:
 
     def _answered(self, response: Response) -> None:
         if UPLOADS.search(response.url):
+            self.open -= 1
             self.statuses.append(response.status)
 
 

@@ -134,6 +134,20 @@ def test_a_layer_exports_as_its_stored_geojson_named_after_its_label(agent: MapA
     assert response.headers["x-content-type-options"] == "nosniff"
 
 
+def test_a_new_chats_layer_exports_before_the_chat_is_stored(agent: MapAgent) -> None:
+    app = create_app(agent)
+    shown = run(call(app, "GET", "/api/new-chat/entries/places-1")).json()
+    response = _export(app, "/api/chats/unsaved/entries/places-1/export?format=csv")
+    rows = list(csv.DictReader(io.StringIO(response.text)))
+    names = [f["properties"].get("name") or "" for f in shown["features"]]
+    # Cells a spreadsheet would run ("@ Metallitalo") are quoted, as in every CSV export.
+    assert [row["name"].removeprefix("'") for row in rows] == names
+    assert _filename(response)[1] == "places in central Helsinki.csv"
+    assert agent.chats.store.chat_ids() == []  # reading stores nothing
+    missing = run(call(app, "GET", "/api/chats/unsaved/entries/byod-1/export"))
+    assert missing.status_code == 404
+
+
 def test_a_layer_exports_as_csv_with_wkt_lon_lat_and_json_for_nested_values(
     agent: MapAgent,
 ) -> None:
@@ -226,7 +240,7 @@ def test_an_older_version_is_exported_and_cached_as_that_version(agent: MapAgent
     assert run(call(app, "GET", f"{url}?version=9")).status_code == 404
     assert run(call(app, "GET", f"{url}?format=xlsx")).status_code == 422
     assert run(call(app, "GET", "/api/chats/ver/entries/places-9/export")).status_code == 404
-    assert run(call(app, "GET", "/api/chats/nowhere/entries/places-1/export")).status_code == 404
+    assert run(call(app, "GET", "/api/chats/nowhere/entries/byod-1/export")).status_code == 404
 
 
 def test_a_chart_exports_its_data_and_a_figure_its_provenance(agent: MapAgent) -> None:

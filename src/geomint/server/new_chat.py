@@ -77,6 +77,16 @@ class NewChat:
         chats = await self._chats()
         return await asyncio.to_thread(entry_geojson, chats, _TEMPLATE, entry_id, version)
 
+    async def holder(self, chat_id: str) -> tuple[Chats, str]:
+        """Where the chat's entries are read from: the agent's store when the chat is
+        stored, else the template every new chat starts with (so a new chat's layers can
+        be exported before anything is stored)."""
+        try:
+            await asyncio.to_thread(self._agent.chats.open, chat_id)
+        except NoSuchChatError:
+            return await self._chats(), _TEMPLATE
+        return self._agent.chats, chat_id
+
     async def start(self, chat_id: str) -> None:
         """Open the chat, storing it when new with what a new chat starts with.
 

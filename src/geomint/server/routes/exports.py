@@ -34,7 +34,7 @@ from geomint.server.exports import (
     features_csv,
     features_parquet,
 )
-from geomint.server.routes._deps import Agent, ChatId
+from geomint.server.routes._deps import Agent, ChatId, Fresh
 from geomint.server.thread import chart_config, entry_version, figure_view
 from geomint.store import NoSuchChatError, export_text
 
@@ -106,14 +106,16 @@ async def export_entry(
     chat_id: ChatId,
     entry_id: str,
     request: Request,
-    agent: Agent,
+    fresh: Fresh,
     format: Literal["geojson", "csv", "parquet"] = "geojson",
     version: int | None = None,
 ) -> Response:
-    """An entry version as a GeoJSON, CSV or GeoParquet file named after its label."""
+    """An entry version as a GeoJSON, CSV or GeoParquet file named after its label (a new
+    chat's, before it is stored, from what every new chat starts with)."""
+    chats, held_as = await fresh.holder(chat_id)
     written = await _found(
         f"no entry {entry_id!r} v{version} in chat {chat_id!r}",
-        entry_version, agent.chats, chat_id, entry_id, version,
+        entry_version, chats, held_as, entry_id, version,
     )  # fmt: skip
     extension, media_type = FORMATS[format]
     # The stored content and the code that turned it into this format make the file.
@@ -123,7 +125,7 @@ async def export_entry(
         headers["cache-control"] = _IMMUTABLE
     if _matches(request, etag):
         return Response(status_code=304, headers=headers)
-    data = await asyncio.to_thread(agent.chats.read_blob, chat_id, written.blob)
+    data = await asyncio.to_thread(chats.read_blob, held_as, written.blob)
     if format == "geojson":
         headers["content-length"] = str(len(data))
         return StreamingResponse(_chunks(data), media_type=media_type, headers=headers)

@@ -39,8 +39,8 @@ OUT = ROOT / "src" / "geomint" / "server" / "static" / "basemap" / "helsinki-lan
 
 PACKAGE = "@geo-maps/earth-lands-10m"
 VERSION = "0.6.0"
-INTEGRITY = (
-    "sha512-4fSz++s97gTpCyI8aEwVb/zsyzF04+TIqpr5B5IK1vrhnPijeLdOig8h80hLl/bPTQUbpNBnTZnSbiNIhlW6Yw=="
+INTEGRITY = "sha512-" + (
+    "4fSz++s97gTpCyI8aEwVb/zsyzF04+TIqpr5B5IK1vrhnPijeLdOig8h80hLl/bPTQUbpNBnTZnSbiNIhlW6Yw=="
 )
 #: West, south, east, north: the opening view (zoom 13 over the centre) on any screen, and
 #: room to zoom out to about 11 before Natural Earth's coast shows at the box's edge.

@@ -2,6 +2,7 @@
 // entry's display state. Sources are named "entry-<entry id>".
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
+import { addCityLabels, addCityLand } from "./city.js";
 
 const KIND_COLOURS = {
   places: "#d9480f",
@@ -32,7 +33,8 @@ export class LiveMap {
     this.map.addControl(new maplibregl.FullscreenControl(), "top-right");
     this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
     this.loaded = new Promise((resolve) =>
-      this.map.once("load", () => {
+      this.map.once("load", async () => {
+        await addCityLand(this.map).catch(() => false);
         this.#addStreets();
         resolve();
       }));
@@ -143,6 +145,7 @@ export class LiveMap {
   }
 
   #addLabels(major, minor) {
+    addCityLabels(this.map);
     const text = { "text-font": ["Noto Sans"], "text-max-width": 8 };
     const halo = { "text-color": "#4a4f55", "text-halo-color": "#ffffff", "text-halo-width": 1.4 };
     this.map.addLayer({

@@ -52,6 +52,10 @@ def test_a_dark_basemap_survives_a_reload_and_the_switcher_changes_it_back(page:
     assert page.evaluate(_PAINT, ["streets-major", "line-color"]) == "#3a3f45"
     sources = entry_sources(page)
     assert "entry-places-1" in sources  # the entries stay over the new basemap
+    # So do the city's land, water and district names, in the dark style's colours.
+    assert page.evaluate(_PAINT, ["city-water", "fill-color"]) == "#0f1a24"
+    assert page.evaluate(_PAINT, ["city-land", "fill-color"]) == "#1f2326"
+    assert page.evaluate(_PAINT, ["district-names", "text-halo-color"]) == "#15181b"
 
     page.reload()
     assert wait_ready(page) == chat_id
@@ -69,6 +73,7 @@ def test_a_dark_basemap_survives_a_reload_and_the_switcher_changes_it_back(page:
     wait_ready(page)
     expect(page.locator("#map")).to_have_attribute("data-basemap", "light")
     assert page.evaluate(_PAINT, ["background", "background-color"]) == "#dfe8ee"
+    assert page.evaluate(_PAINT, ["city-land", "fill-color"]) == "#f7f5f0"
 
 
 def test_swedish_labels_name_the_station_in_swedish(page: Page) -> None:

@@ -2,11 +2,11 @@
 // are in. The catalogue comes from /api/map; a chat's log says which it last chose (the
 // model's set_map_style / set_language, or the person's switch, posted to the chat).
 
-const OURS = /^(streets|street-names|country-names|entry-)/;
+const OURS = /^(city-|district-names|streets|street-names|country-names|entry-)/;
 /** Street and label colours over a light or a dark basemap. */
 const PALETTES = {
-  light: { path: "#cfc8bb", casing: "#d6d0c4", road: "#ffffff", text: "#4a4f55", halo: "#ffffff" },
-  dark: { path: "#4b5157", casing: "#15181b", road: "#3a3f45", text: "#d3d7db", halo: "#15181b" },
+  light: { path: "#cfc8bb", casing: "#d6d0c4", road: "#ffffff", text: "#4a4f55", halo: "#ffffff", district: "#5c4a36", coast: "#b9c6cf" },
+  dark: { path: "#4b5157", casing: "#15181b", road: "#3a3f45", text: "#d3d7db", halo: "#15181b", district: "#c9b79c", coast: "#3a4650" },
 };
 
 export class MapSettings {
@@ -118,5 +118,13 @@ export class MapSettings {
       paint(layer.id, "text-color", c.text);
       paint(layer.id, "text-halo-color", c.halo);
     }
+    paint("district-names", "text-color", c.district);
+    // The city's water and land (city.js) take the new basemap's sea and land colours.
+    const base = (layer, property) => (this.map.getLayer(layer) ? this.map.getPaintProperty(layer, property) : null);
+    const sea = base("background", "background-color");
+    const land = base("countries-fill", "fill-color");
+    if (sea) paint("city-water", "fill-color", sea);
+    if (land) paint("city-land", "fill-color", land);
+    paint("city-coast", "line-color", c.coast);
   }
 }

@@ -4,6 +4,7 @@
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
 import { FALLBACK_STYLE, labelsOf, paintOf } from "./styles.js";
+import { addCityLabels, addCityLand } from "./city.js";
 
 /** The attribute table's outline (highlight.js) stays above every entry. */
 const ON_TOP = "table-highlight-fill";
@@ -37,7 +38,8 @@ export class LiveMap {
     this.map.addControl(new maplibregl.FullscreenControl(), "top-right");
     this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
     this.loaded = new Promise((resolve) =>
-      this.map.once("load", () => {
+      this.map.once("load", async () => {
+        await addCityLand(this.map).catch(() => false);
         this.#addStreets();
         resolve();
       }));
@@ -203,6 +205,7 @@ export class LiveMap {
   }
 
   #addLabels(major, minor) {
+    addCityLabels(this.map);
     const text = { "text-font": ["Noto Sans"], "text-max-width": 8 };
     const halo = { "text-color": "#4a4f55", "text-halo-color": "#ffffff", "text-halo-width": 1.4 };
     this.map.addLayer({

@@ -116,6 +116,37 @@ def test_hide_fade_and_reorder_from_the_keyboard_survive_a_reload(page: Page) ->
     assert page.evaluate(_ORDER) == order_before
 
 
+def test_a_layer_removed_from_the_map_is_listed_apart_and_put_back(page: Page) -> None:
+    chat_id = open_chat(page)
+    wait_sources(page, "entry-places-1", "entry-geometries-1")
+    _open_layers(page)
+    expect(page.locator("#layer-count")).to_have_text("2")
+    parks = page.locator("#layer-list .layer[data-entry-id='geometries-1']")
+    parks.locator("button[data-control='remove']").focus()
+    page.keyboard.press("Enter")
+
+    removed = page.locator("#layer-list .layers-removed .layer[data-entry-id='geometries-1']")
+    expect(removed).to_be_visible()
+    expect(removed.locator("button[data-control='restore']")).to_be_focused()
+    expect(page.locator("#layer-list > .layer")).to_have_count(1)  # only the places listed
+    expect(page.locator("#layer-count")).to_have_text("1")
+    page.wait_for_function("() => !window.geomint.shown('geometries-1')")
+    assert _styles(page, chat_id)["geometries-1"]["removed"] is True
+
+    page.reload()
+    open_chat(page, f"/chat/{chat_id}")
+    wait_sources(page, "entry-places-1", "entry-geometries-1")
+    _open_layers(page)
+    expect(removed).to_be_visible()
+    assert page.evaluate(_SHOWN, "geometries-1") is False
+
+    removed.locator("button[data-control='restore']").click()
+    expect(page.locator("#layer-list .layers-removed")).to_have_count(0)
+    expect(parks.locator("button[data-control='remove']")).to_be_focused()
+    page.wait_for_function("() => window.geomint.shown('geometries-1')")
+    assert _styles(page, chat_id)["geometries-1"]["removed"] is False
+
+
 def test_colour_by_category_draws_the_classes_and_the_legend_counts_them(
     page: Page, shot: Shot
 ) -> None:

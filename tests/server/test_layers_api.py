@@ -85,10 +85,30 @@ def test_hiding_fading_and_reordering_a_layer_are_kept_in_the_log(agent: MapAgen
     assert by_id[second]["style"] == second_drawn  # the other layer is as it was
 
 
+def test_a_layer_removed_from_the_map_is_kept_in_the_chat_and_put_back(agent: MapAgent) -> None:
+    app = create_app(agent)
+    entry_id, _ = _uploaded(app, "mine", "stops.geojson")
+    removed = _display(app, "mine", entry_id, {"removed": True})
+    assert (removed.json()["visible"], removed.json()["removed"]) == (False, True)
+    read = run(call(app, "GET", "/api/chats/mine")).json()
+    assert {e["entry_id"]: e["removed"] for e in read["entries"]}[entry_id] is True
+    # The page replays it from the parts; the model reads it in its state.
+    parts = run(call(app, "GET", "/api/chats/mine/parts")).json()["parts"]
+    last = [p for p in parts if p["type"] == "display" and p["entry_id"] == entry_id][-1]
+    assert (last["visible"], last["removed"]) == (False, True)
+    assert agent.chats.open("mine").entries[entry_id].removed
+    # Its data is still there to export.
+    exported = run(call(app, "GET", f"/api/chats/mine/entries/{entry_id}/export"))
+    assert exported.status_code == 200 and len(exported.json()["features"]) == 3
+
+    back = _display(app, "mine", entry_id, {"removed": False})
+    assert (back.json()["visible"], back.json()["removed"]) == (True, False)
+
+
 @pytest.mark.parametrize(
     "body",
-    [{}, {"opacity": 2}, {"visible": "no"}, {"order": -1}, {"colour": "red"}],
-    ids=["nothing", "opacity", "visible", "order", "unknown"],
+    [{}, {"opacity": 2}, {"visible": "no"}, {"order": -1}, {"colour": "red"}, {"removed": 1}],
+    ids=["nothing", "opacity", "visible", "order", "unknown", "removed"],
 )
 def test_a_change_that_is_not_one_is_refused_and_writes_nothing(
     agent: MapAgent, body: dict[str, Any]

@@ -83,6 +83,32 @@ def test_entries_by_kind_with_versions_and_display() -> None:
     assert ws.next_entry_id("ranges") == "ranges-1"
 
 
+def test_a_removed_entry_is_hidden_and_showing_it_puts_it_back() -> None:
+    def after(*changes: EntryDisplayChanged) -> tuple[bool, bool]:
+        entry = fold(events(ChatCreated(), written("places-1"), *changes), "c1").places[0]
+        return entry.visible, entry.removed
+
+    off = EntryDisplayChanged(entry_id="places-1", removed=True)
+    assert after() == (True, False)
+    assert after(off) == (False, True)
+    assert after(off, EntryDisplayChanged(entry_id="places-1", removed=False)) == (True, False)
+    # Shown again (a display tool, the checkbox): back on the map and in the list.
+    assert after(off, EntryDisplayChanged(entry_id="places-1", visible=True)) == (True, False)
+    # Hiding a removed entry leaves it removed; putting it back hidden keeps it hidden.
+    assert after(off, EntryDisplayChanged(entry_id="places-1", visible=False)) == (False, True)
+    back_hidden = EntryDisplayChanged(entry_id="places-1", removed=False, visible=False)
+    assert after(off, back_hidden) == (False, False)
+
+
+def test_an_unset_removed_is_left_out_of_the_stored_event() -> None:
+    # A chat written before `removed` existed is written back byte for byte.
+    hidden = EntryDisplayChanged(entry_id="places-1", visible=False)
+    assert "removed" not in BODY_ADAPTER.dump_python(hidden, mode="json")
+    removed = EntryDisplayChanged(entry_id="places-1", removed=True)
+    assert BODY_ADAPTER.dump_python(removed, mode="json")["removed"] is True
+    assert BODY_ADAPTER.validate_json(BODY_ADAPTER.dump_json(removed)) == removed
+
+
 def test_title_and_order_are_computed_from_messages() -> None:
     long_question = "Which schools are more than 800 m from a bus stop, " * 3
     ws = fold(

@@ -52,11 +52,13 @@ def _imported(path: Path) -> tuple[Chats, str, dict[str, Any]]:
 
 def _without_default_styles(shown: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Entry parts or entries as an earlier geomint showed them: without the style entries
-    gained, after checking that it is the default of an entry no style was set for."""
+    gained, after checking that it is the default of an entry no style was set for (nor
+    removed from the map, which came later still)."""
     out = []
     for item in shown:
         kept = dict(item)
         if item.get("type", "entry") == "entry" and "geojson_url" in item:
+            assert kept.pop("removed", False) is False  # chat_view's entries gained it
             style = LayerStyle.model_validate(kept.pop("style"))
             assert style.color in PALETTE and style.opacity == 1
             assert (style.color_by, style.size_by, style.label_by) == (None, None, None)

@@ -44,6 +44,7 @@ async def test_recall_lists_the_entries_of_its_kind(ctx: ToolContext) -> None:
                 "feature_count": 3,
                 "bbox": [24.941, 60.168, 24.95, 60.171],
                 "visible": True,
+                "removed": False,
             }
         ],
     }

@@ -473,7 +473,9 @@ def _colour(color: str | None) -> str:
 
 def _display(part: DisplayPart) -> RenderableType:
     said = []
-    if part.visible is not None:
+    if part.removed:
+        said.append("removed from the map")
+    elif part.visible is not None:
         said.append("shown" if part.visible else "hidden")
     if part.style and part.style.color_by:
         by = part.style.color_by
@@ -481,7 +483,8 @@ def _display(part: DisplayPart) -> RenderableType:
     elif part.style:
         said.append("restyled")
     line = Text("  ◐ ", style=_colour(part.style.color if part.style else None))
-    line.append(f"{part.entry_id} {' and '.join(said)} on the map", style="blue")
+    where = "" if part.removed else " on the map"
+    line.append(f"{part.entry_id} {' and '.join(said)}{where}", style="blue")
     return line
 
 
@@ -504,7 +507,9 @@ def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
             return render_figures(part.figures, part.title)
         case EntryPart():
             return render_entry(part)
-        case DisplayPart() if verbose and (part.visible is not None or part.style):
+        case DisplayPart() if verbose and (
+            part.visible is not None or part.style or part.removed is not None
+        ):
             return _display(part)
         case MonitorRanPart():
             return _monitor(part)

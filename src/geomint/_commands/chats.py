@@ -162,7 +162,8 @@ def _detail(body: EventBody) -> str:
         case EntryWritten():
             return f"{body.entry_id} v{body.version} {body.label!r} ({body.blob.size:,} bytes)"
         case EntryDisplayChanged():
-            return f"{body.entry_id} visible={body.visible}"
+            removed = "" if body.removed is None else f" removed={body.removed}"
+            return f"{body.entry_id} visible={body.visible}{removed}"
         case FetchMade():
             return f"{body.tool} via {body.provider} -> {body.entry_id or 'nothing stored'}"
         case FetchMissed():

@@ -45,7 +45,7 @@ def state_note(workspace: Workspace, files: Sequence[tuple[str, str]] = ()) -> s
     lines = ["Entries in this chat:"]
     for entry in entries[-_LISTED:]:
         count = entry.latest.digest.get("feature_count")
-        shown = "" if entry.visible else ", hidden"
+        shown = "" if entry.visible else (", removed from the map" if entry.removed else ", hidden")
         # A label is user or model text: one line, quoted and cut short, so it cannot add
         # lines of its own to the instructions.
         label = " ".join(entry.latest.label.split())

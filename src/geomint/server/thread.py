@@ -51,6 +51,7 @@ def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:
                 "version": latest.version,
                 "label": latest.label,
                 "visible": entry.visible,
+                "removed": entry.removed,
                 "style": style.model_dump(mode="json")
                 if (style := entry_style(workspace, entry_id))
                 else None,

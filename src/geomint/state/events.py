@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AwareDatetime,
@@ -22,8 +22,10 @@ from pydantic import (
     ConfigDict,
     Field,
     JsonValue,
+    SerializerFunctionWrapHandler,
     TypeAdapter,
     field_validator,
+    model_serializer,
     model_validator,
 )
 
@@ -65,6 +67,7 @@ __all__ = [
     "ViewChanged",
     "is_chat_id",
     "title_problem",
+    "without_none",
 ]
 
 EntryKind = Literal[
@@ -122,6 +125,13 @@ def title_problem(title: str) -> str | None:
                 f"(U+{ord(char):04X})"
             )
     return None
+
+
+def without_none(data: dict[str, Any], *names: str) -> dict[str, Any]:
+    """``data`` without the keys ``names`` where they are None: a field added to a stored
+    or streamed model later is left out when unset, so what an earlier geomint wrote
+    is written back the same."""
+    return {k: v for k, v in data.items() if not (k in names and v is None)}
 
 
 class _Body(BaseModel):
@@ -213,12 +223,23 @@ class EntryWritten(_Body):
 
 
 class EntryDisplayChanged(_Body):
-    """What the map shows of an entry changed (shown, hidden, styled, focused)."""
+    """What the map shows of an entry changed (shown, hidden, styled, focused, removed).
+
+    ``removed`` takes the entry off the map and out of its layer list (the entry stays in
+    the chat, for the model, the figures and exports); showing it puts it back.
+    """
 
     type: Literal["entry_display_changed"] = "entry_display_changed"
     entry_id: str = Field(pattern=_ENTRY_ID)
     visible: bool | None = None
     style: dict[str, JsonValue] | None = None
+    removed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_removed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # ``removed`` came later: left out when unset, so a chat written before it is
+        # written back byte for byte (tests/store/test_fixture_chats.py).
+        return without_none(handler(self), "removed")
 
 
 class FetchMade(_Body):

@@ -72,6 +72,7 @@ class Entry(BaseModel):
         versions: Every write, oldest first; ``versions[-1]`` is the latest.
         visible: Whether the map shows it.
         style: Display style set for it, if any.
+        removed: Taken off the map and its layer list (still in the chat).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -81,6 +82,7 @@ class Entry(BaseModel):
     versions: tuple[EntryWritten, ...]
     visible: bool = True
     style: dict[str, Any] | None = None
+    removed: bool = False
 
     @property
     def latest(self) -> EntryWritten:
@@ -422,6 +424,12 @@ class _Fold:
         update: dict[str, Any] = {}
         if body.visible is not None:
             update["visible"] = body.visible
+            if body.visible:
+                update["removed"] = False  # shown again: back on the map and in the list
+        if body.removed is not None:
+            # Removed is hidden as well; put back, it is shown unless the change says not.
+            update["removed"] = body.removed
+            update["visible"] = not body.removed if body.visible is None else body.visible
         if body.style is not None:
             # A change sets the keys it names over the ones set before (a key set to None
             # goes back to its default: geomint.state.styles.entry_style).

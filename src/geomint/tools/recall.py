@@ -37,6 +37,7 @@ def _row(entry: Entry) -> dict[str, Any]:
         "feature_count": digest.get("feature_count"),
         "bbox": digest.get("bbox"),
         "visible": entry.visible,
+        "removed": entry.removed,
     }
 
 

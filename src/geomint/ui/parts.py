@@ -18,12 +18,22 @@ Example:
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, JsonValue, TypeAdapter
+from pydantic import (
+    AwareDatetime,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    TypeAdapter,
+    model_serializer,
+)
 
 from geomint.provenance import Conflict, EntryVersion, Provenance
 from geomint.provenance.citations import Segment
+from geomint.state.events import without_none
 from geomint.state.styles import LayerStyle
 
 __all__ = [
@@ -211,6 +221,14 @@ class DisplayPart(_Durable):
     entry_id: str
     visible: bool | None = None
     style: LayerStyle | None = None
+    #: Taken off the map and its layer list (True) or put back (False); None: unchanged.
+    removed: bool | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_removed(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        # Left out when unset, as in the event: parts read back from a chat written before
+        # it are the same (tests/store/test_fixture_chats.py).
+        return without_none(handler(self), "removed")
 
 
 class ViewPart(_Durable):

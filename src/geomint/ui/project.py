@@ -153,8 +153,11 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
             return [_entry(event.chat_id, body, at, entry_style(workspace, body.entry_id))]
         case EntryDisplayChanged():
             style = entry_style(workspace, body.entry_id) if body.style is not None else None
-            return [DisplayPart(**at, entry_id=body.entry_id, visible=body.visible,
-                                style=style)]  # fmt: skip
+            shown = workspace.entries[body.entry_id]
+            removed = shown.removed if body.removed is not None or body.visible else None
+            return [DisplayPart(**at, entry_id=body.entry_id, visible=shown.visible if
+                                removed is not None else body.visible, style=style,
+                                removed=removed)]  # fmt: skip
         case ViewChanged():
             return [ViewPart(**at, center=body.center, zoom=body.zoom, bbox=body.bbox,
                              padding=body.padding)]  # fmt: skip

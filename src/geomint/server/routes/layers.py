@@ -1,10 +1,10 @@
 """What a person changes of a layer from the page: shown or hidden, its opacity, its place
-in the draw order.
+in the draw order, removed from the map (and its layer list) or put back.
 
 ``PATCH /api/chats/<id>/entries/<entry id>/display`` with any of ``{"visible": bool,
-"opacity": 0-1, "order": int}`` appends an ``entry_display_changed`` event, as the display
-tools do, so a reload, the terminal and the model (which reads the chat's state) see the
-change; it returns the entry's whole style after it.
+"opacity": 0-1, "order": int, "removed": bool}`` appends an ``entry_display_changed``
+event, as the display tools do, so a reload, the terminal and the model (which reads the
+chat's state) see the change; it returns the entry's whole style after it.
 """
 
 from __future__ import annotations
@@ -32,11 +32,12 @@ class DisplayChange(BaseModel):
     visible: StrictBool | None = None
     opacity: float | None = Field(default=None, ge=0, le=1)
     order: int | None = Field(default=None, ge=0, le=1_000_000)
+    removed: StrictBool | None = None
 
     @model_validator(mode="after")
     def _something(self) -> DisplayChange:
-        if self.visible is None and self.opacity is None and self.order is None:
-            raise ValueError("say what changes: visible, opacity or order")
+        if all(v is None for v in (self.visible, self.opacity, self.order, self.removed)):
+            raise ValueError("say what changes: visible, opacity, order or removed")
         return self
 
 
@@ -61,12 +62,15 @@ async def change_display(
     def append() -> dict[str, Any] | None:
         if entry_id not in agent.chats.open(chat_id).entries:
             return None
-        body = EntryDisplayChanged(entry_id=entry_id, visible=change.visible, style=style or None)
+        body = EntryDisplayChanged(
+            entry_id=entry_id, visible=change.visible, style=style or None, removed=change.removed
+        )
         workspace = agent.chats.append(chat_id, "display", [body])
         drawn = entry_style(workspace, entry_id)
         return {
             "entry_id": entry_id,
             "visible": workspace.entries[entry_id].visible,
+            "removed": workspace.entries[entry_id].removed,
             "style": drawn.model_dump(mode="json") if drawn else None,
         }
 

@@ -1,6 +1,7 @@
 // The layers panel: every entry of the open chat as a layer, topmost first, with its
 // colour (and legend), label, kind, feature count and sources; show or hide, zoom to,
-// opacity, move up or down, export. What a person changes is sent to the server, which
+// opacity, move up or down, export, remove from the map (listed below the others, with
+// "Put back"; the entry stays in the chat). What a person changes is sent to the server, which
 // keeps it in the chat's log and answers with the entry's whole style: the map draws that
 // answer, so a reload shows the same.
 
@@ -41,7 +42,18 @@ export class LayersPanel {
     if (!entry || !entry.entry_id) return;
     const known = this.layers.get(entry.entry_id);
     if (known && known.version && entry.version && known.version > entry.version) return;
-    this.layers.set(entry.entry_id, { entry_id: entry.entry_id, label: entry.label || entry.entry_id, version: entry.version ?? null });
+    this.layers.set(entry.entry_id, {
+      entry_id: entry.entry_id, label: entry.label || entry.entry_id, version: entry.version ?? null,
+      removed: entry.removed ?? known?.removed ?? false,
+    });
+    this.draw();
+  }
+
+  /** A layer taken off the map (and listed apart) or put back; null: unchanged. */
+  setRemoved(entryId, removed) {
+    const layer = this.layers.get(entryId);
+    if (!layer || removed === null || removed === undefined || layer.removed === removed) return;
+    layer.removed = removed;
     this.draw();
   }
 
@@ -57,13 +69,35 @@ export class LayersPanel {
   }
 
   draw() {
-    this.count.textContent = String(this.layers.size);
     const focused = document.activeElement?.closest?.("[data-control]");
     const refocus = focused && this.list.contains(focused)
       ? [focused.closest(".layer")?.dataset.entryId, focused.dataset.control] : null;
-    const ordered = this.ordered();
-    this.list.replaceChildren(...ordered.map((layer, i) => this.#row(layer, ordered[i - 1], ordered[i + 1])));
-    if (refocus) this.list.querySelector(`.layer[data-entry-id="${CSS.escape(refocus[0] || "")}"] [data-control="${refocus[1]}"]`)?.focus();
+    const ordered = this.ordered().filter((layer) => !layer.removed);
+    const removed = this.ordered().filter((layer) => layer.removed);
+    this.count.textContent = String(ordered.length);
+    this.list.replaceChildren(
+      ...ordered.map((layer, i) => this.#row(layer, ordered[i - 1], ordered[i + 1])),
+      removed.length ? this.#removed(removed) : "");
+    if (!refocus) return;
+    // A removed layer's focus goes to its "Put back", and back again.
+    const row = `.layer[data-entry-id="${CSS.escape(refocus[0] || "")}"]`;
+    const other = { remove: "restore", restore: "remove" }[refocus[1]];
+    (this.list.querySelector(`${row} [data-control="${refocus[1]}"]`)
+      || (other && this.list.querySelector(`${row} [data-control="${other}"]`)))?.focus();
+  }
+
+  /** The layers removed from the map: listed apart, each with "Put back". */
+  #removed(layers) {
+    return el("li", { class: "layers-removed" },
+      el("p", { class: "layer-meta", text: `Removed from the map (${layers.length}); still in the chat` }),
+      el("ul", { "aria-label": "Layers removed from the map" }, ...layers.map((layer) =>
+        el("li", { class: "layer removed", dataset: { entryId: layer.entry_id } },
+          el("span", { class: "layer-label", title: layer.entry_id, text: layer.label }),
+          el("button", {
+            type: "button", class: "layer-tool", dataset: { control: "restore" }, text: "Put back",
+            "aria-label": `Put ${layer.label} back on the map`, title: `Put ${layer.label} back on the map`,
+            onclick: () => this.#keep(layer.entry_id, { removed: false }),
+          })))));
   }
 
   #row(layer, above, below) {
@@ -105,7 +139,8 @@ export class LayersPanel {
         tool("up", "↑", "Move up", () => this.#swap(layer, above), !above || !this.liveMap.entries.get(above.entry_id)),
         tool("down", "↓", "Move down", () => this.#swap(layer, below), !below || !this.liveMap.entries.get(below.entry_id)),
         el("label", { class: "layer-opacity-label" }, "Opacity ", opacity),
-        ...this.extraTools(layer)),
+        ...this.extraTools(layer),
+        tool("remove", "Remove", "Remove from the map", () => this.#keep(layer.entry_id, { removed: true }))),
       legendOf(drawn.style, { geometry: drawn.geometry }));
   }
 
@@ -127,6 +162,7 @@ export class LayersPanel {
         method: "PATCH", headers: { "content-type": "application/json" }, body: JSON.stringify(change),
       });
       this.liveMap.setDisplay(entryId, kept.visible, kept.style);
+      this.setRemoved(entryId, kept.removed);
     } catch (error) {
       this.failed(`The change to ${entryId} was not kept: ${error.message}`);
       this.draw(); // back to what the map draws

@@ -250,6 +250,7 @@ class Thread {
   }
 
   #display(part) {
+    layersPanel.setRemoved(part.entry_id, part.removed);
     if (this.live) return liveMap.setDisplay(part.entry_id, part.visible, part.style ?? null);
     const entry = this.entries.get(part.entry_id);
     if (!entry) return;

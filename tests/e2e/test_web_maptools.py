@@ -21,7 +21,7 @@ from tests.e2e.test_web_app import (
 )
 
 if TYPE_CHECKING:
-    from tests.e2e.conftest import BrowserLog
+    from tests.e2e.conftest import BrowserLog, Shot
 
 pytestmark = pytest.mark.e2e
 
@@ -41,7 +41,9 @@ def basemap(page: Page) -> str | None:
     return page.locator("#map").get_attribute("data-basemap")
 
 
-def test_a_dark_basemap_survives_a_reload_and_the_switcher_changes_it_back(page: Page) -> None:
+def test_a_dark_basemap_survives_a_reload_and_the_switcher_changes_it_back(
+    page: Page, shot: Shot
+) -> None:
     chat_id = open_chat(page)
     wait_sources(page, "entry-places-1", "entry-geometries-1")
     expect(page.locator("#map")).to_have_attribute("data-basemap", "light")
@@ -56,6 +58,7 @@ def test_a_dark_basemap_survives_a_reload_and_the_switcher_changes_it_back(page:
     assert page.evaluate(_PAINT, ["city-water", "fill-color"]) == "#0f1a24"
     assert page.evaluate(_PAINT, ["city-land", "fill-color"]) == "#1f2326"
     assert page.evaluate(_PAINT, ["district-names", "text-halo-color"]) == "#15181b"
+    shot(page, "dark-basemap")
 
     page.reload()
     assert wait_ready(page) == chat_id

@@ -1,10 +1,10 @@
 """Measure the web app: how fast the page is usable, and how soon an answer starts.
 
-Run: ``.venv/bin/python benchmarks/bench_web.py [--runs N]``. Starts ``geomint serve`` as
-the end-to-end tests do (``tests/e2e/web_server.py``: the scripted demo model, the offline
-provider, a throwaway SQLite store) and drives Debian's Chromium (``/usr/bin/chromium``)
-through Playwright. Each browser run opens ``/`` in a fresh context (a first visit, empty
-cache, a new chat) and measures, from the navigation's start:
+Run: ``.venv/bin/python benchmarks/bench_web.py [--runs N] [--only page|stream|big|long]``.
+Starts ``geomint serve`` as the end-to-end tests do (``tests/e2e/web_server.py``: the
+scripted demo model, the offline provider, a throwaway SQLite store) and drives Debian's
+Chromium (``/usr/bin/chromium``) through Playwright. Each browser run opens ``/`` in a
+fresh context (a first visit, empty cache, a new chat) and measures, from the navigation's start:
 
 - DOMContentLoaded;
 - the map's first ``idle`` (style, basemap tiles and sources drawn);
@@ -396,7 +396,15 @@ def main() -> None:
     parser.add_argument(
         "--runs", type=int, default=7, help="measured runs of each (after 1 warm-up)"
     )
+    parser.add_argument(
+        "--only",
+        choices=["page", "stream", "big", "long"],
+        action="append",
+        help="run only these parts (repeatable): the first visit, the stream, the "
+        "100,000-point layer, the 50-turn chat",
+    )
     args = parser.parse_args()
+    parts = set(args.only or ["page", "stream", "big", "long"])
     from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
@@ -412,10 +420,15 @@ def main() -> None:
         sync_playwright() as driver,
     ):
         browser = driver.chromium.launch(executable_path=str(CHROMIUM), args=list(BROWSER_ARGS))
-        times = browser_runs(browser, server.url, args.runs)
-        times.update(stream_runs(server.url, args.runs))
-        times.update(big_layer_runs(browser, server.url, args.runs))
-        times.update(long_chat_runs(browser, server.url, args.runs))
+        times: dict[str, list[float]] = {}
+        if "page" in parts:
+            times.update(browser_runs(browser, server.url, args.runs))
+        if "stream" in parts:
+            times.update(stream_runs(server.url, args.runs))
+        if "big" in parts:
+            times.update(big_layer_runs(browser, server.url, args.runs))
+        if "long" in parts:
+            times.update(long_chat_runs(browser, server.url, args.runs))
         browser.close()
     print("\n| What (ms, demo model) | Median | p90 | Target | Runs |\n|---|---:|---:|---:|---:|")
     for what, values in times.items():

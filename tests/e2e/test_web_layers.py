@@ -116,6 +116,27 @@ def test_hide_fade_and_reorder_from_the_keyboard_survive_a_reload(page: Page) ->
     assert page.evaluate(_ORDER) == order_before
 
 
+_LABELS = """() => {
+    const map = window.geomint.map;
+    return [map.getLayoutProperty('entry-places-1-label', 'visibility') ?? 'visible',
+            map.getPaintProperty('entry-places-1-label', 'text-opacity')];
+}"""
+
+
+def test_a_hidden_layers_labels_are_laid_out_again_only_where_they_show(page: Page) -> None:
+    open_chat(page)
+    wait_sources(page, "entry-places-1")
+    page.evaluate("() => window.geomint.map.jumpTo({center: [24.945, 60.17], zoom: 12})")
+    page.evaluate("() => window.geomint.setDisplay('places-1', false)")
+    # Below the names' zoom nothing is laid out: the text is transparent, the layout kept
+    # (changing it re-lays out the whole source).
+    assert page.evaluate(_LABELS) == ["visible", 0]
+    page.evaluate("() => window.geomint.map.jumpTo({zoom: 15})")
+    assert page.evaluate(_LABELS) == ["none", 0]  # where names show, they make way
+    page.evaluate("() => window.geomint.setDisplay('places-1', true)")
+    assert page.evaluate(_LABELS) == ["visible", 1]
+
+
 def test_a_layer_removed_from_the_map_is_listed_apart_and_put_back(page: Page) -> None:
     chat_id = open_chat(page)
     wait_sources(page, "entry-places-1", "entry-geometries-1")

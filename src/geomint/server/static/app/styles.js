@@ -58,16 +58,28 @@ export function paintOf(style, kind) {
   const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
   const color = colourOf(s);
   const zoomRadius = ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6];
+  // Hidden and shown at once: MapLibre fades a paint change over 300 ms by default, and a
+  // person who unticks a layer expects it gone (the map is idle again one frame later).
+  const now = { duration: 0, delay: 0 };
   return {
-    fill: { "fill-color": color, "fill-opacity": (kind === "ranges" ? 0.7 : 1) * FILL_SHARE * opacity },
-    line: { "line-color": color, "line-opacity": opacity, "line-width": sizeOf(s, s.width || 2) },
+    fill: {
+      "fill-color": color, "fill-opacity": (kind === "ranges" ? 0.7 : 1) * FILL_SHARE * opacity,
+      "fill-opacity-transition": now,
+    },
+    line: {
+      "line-color": color, "line-opacity": opacity, "line-width": sizeOf(s, s.width || 2),
+      "line-opacity-transition": now,
+    },
     circle: {
       "circle-color": color,
       "circle-opacity": opacity,
       "circle-stroke-opacity": opacity,
       "circle-radius": sizeOf(s, Number.isFinite(s.radius) ? s.radius : zoomRadius),
+      "circle-opacity-transition": now,
+      "circle-stroke-opacity-transition": now,
+      "circle-stroke-width-transition": now,
     },
-    label: { "text-opacity": opacity },
+    label: { "text-opacity": opacity, "text-opacity-transition": now },
   };
 }
 

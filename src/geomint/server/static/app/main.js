@@ -120,6 +120,10 @@ async function openChat(chatId, { push = false } = {}) {
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   liveMap.clear();
+  // The chat list is read meanwhile: awaited last, its answer waited for the map's first
+  // frame (0.6 s for a chat of 50 turns).
+  const listed = loadChats();
+  listed.catch(() => {}); // thrown again where it is awaited; a later chat's open drops it
   // A chat not stored yet reads as a new one (with the demo data, for the demo model):
   // the server stores it with its first message or file.
   const { parts } = await api(`/api/chats/${chatId}/parts`);
@@ -155,7 +159,7 @@ async function openChat(chatId, { push = false } = {}) {
   else liveMap.fitEntries();
   examples.unfold(!parts.some((p) => p.type === "question" || p.type === "upload"));
   scrollDown();
-  await loadChats();
+  await listed;
 }
 
 /**

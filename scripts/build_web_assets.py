@@ -30,12 +30,13 @@ import hashlib
 import json
 import shutil
 import subprocess
-import sys
 import tarfile
 import tempfile
 import venv
 from dataclasses import dataclass
 from pathlib import Path
+
+from _npm import npm_pack
 
 ROOT = Path(__file__).resolve().parent.parent
 STATIC = ROOT / "src" / "geomint" / "server" / "static"
@@ -156,25 +157,8 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _npm_pack(package: Package, into: Path) -> Path:
-    spec = f"{package.name}@{package.version}"
-    npm = shutil.which("npm")
-    if npm is None:
-        sys.exit("npm is needed to vendor the front-end packages: install Node.js 20 or newer")
-    out = subprocess.run(  # noqa: S603 - npm with pinned specs from this file
-        [npm, "pack", "--json", "--pack-destination", str(into), spec],
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    (meta,) = json.loads(out.stdout)
-    if meta["integrity"] != package.integrity:
-        sys.exit(f"{spec}: tarball integrity {meta['integrity']} is not the pinned one")
-    return into / meta["filename"]
-
-
 def _vendor_package(package: Package, work: Path) -> dict[str, object]:
-    tarball = _npm_pack(package, work)
+    tarball = npm_pack(package.name, package.version, package.integrity, work)
     unpacked = work / package.folder
     with tarfile.open(tarball) as tar:
         tar.extractall(unpacked, filter="data")

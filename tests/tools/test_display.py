@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -243,6 +244,21 @@ async def test_a_graduated_colour_splits_numbers_into_classes_with_counts(
     # The place without a rating is counted, in a class of its own.
     assert (classes[-1].other, classes[-1].count, classes[-1].color) == (True, 1, OTHER_COLOUR)
     assert sum(c.count for c in classes) == 11
+
+
+async def test_graduated_classes_over_the_largest_floats_are_finite(ctx: ToolContext) -> None:
+    # (high - low) / classes overflowed to infinity, and the edges became NaN: a chat
+    # whose parts the page's JSON.parse then refused.
+    points = [point(24.94 + i / 1000, 60.17, v=v) for i, v in enumerate((-1e308, 0.0, 1e308))]
+    await seed(ctx, "places", collection(*points))
+    style = {"color_by": {"property": "v", "kind": "graduated", "classes": 3, "method": "equal"}}
+    await call(ctx, "update_places_display", {"entry_ids": ["places-1"], "style": style})
+    drawn = entry_style(ctx.refresh(), "places-1")
+    assert drawn is not None and drawn.color_by is not None
+    edges = [(c.low, c.high) for c in drawn.color_by.classes if not c.other]
+    assert all(x is not None and math.isfinite(x) for edge in edges for x in edge), edges
+    assert edges[0][0] == -1e308 and edges[-1][1] == 1e308
+    assert sum(c.count for c in drawn.color_by.classes) == 3
 
 
 async def test_many_categories_keep_the_commonest_and_count_the_rest(ctx: ToolContext) -> None:

@@ -12,6 +12,7 @@ as ``limit_bytes``.
 
 from __future__ import annotations
 
+import math
 from http import HTTPStatus
 from typing import Any
 
@@ -98,6 +99,18 @@ def _invalid(errors: list[Any]) -> str:
     return "The request was not understood (" + "; ".join(said) + ")."
 
 
+def _finite(value: Any) -> Any:
+    """``value`` with every NaN or infinity spelled as a string: Python's JSON reader takes
+    ``NaN`` in a body, and the error quoting it back must still be JSON."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if isinstance(value, list):
+        return [_finite(v) for v in value]
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    return value
+
+
 def install_error_bodies(app: FastAPI, *, max_upload_bytes: int) -> None:
     """Make every HTTP error of ``app`` answer with :func:`error_body`."""
 
@@ -111,8 +124,8 @@ def install_error_bodies(app: FastAPI, *, max_upload_bytes: int) -> None:
     async def invalid_request(request: Request, exc: Exception) -> JSONResponse:
         assert isinstance(exc, RequestValidationError)
         errors = list(exc.errors())
-        body = {"detail": errors, "message": _invalid(errors)}
-        return JSONResponse(jsonable_encoder(body), 422)
+        body = {"detail": _finite(jsonable_encoder(errors)), "message": _invalid(errors)}
+        return JSONResponse(body, 422)
 
     app.add_exception_handler(StarletteHTTPException, http_error)
     app.add_exception_handler(RequestValidationError, invalid_request)

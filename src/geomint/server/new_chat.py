@@ -42,6 +42,8 @@ class NewChat:
         self._agent = agent
         self._template: Chats | None = None
         self._building = asyncio.Lock()
+        #: The chats being stored now, each by the one task storing it.
+        self._starting: dict[str, asyncio.Future[None]] = {}
 
     async def _chats(self) -> Chats:
         """The template chat's store, seeded on first use (the demo data takes a moment)."""
@@ -87,12 +89,28 @@ class NewChat:
             return await self._chats(), _TEMPLATE
         return self._agent.chats, chat_id
 
+    async def settled(self, chat_id: str) -> None:
+        """Wait for the chat to be whole when it is being stored: a request that finds it
+        created but not yet seeded would not find the entries the page showed."""
+        starting = self._starting.get(chat_id)
+        if starting is not None:
+            await asyncio.shield(starting)
+
     async def start(self, chat_id: str) -> None:
         """Open the chat, storing it when new with what a new chat starts with.
 
         A stored demo chat without entries (one made before this was how chats began)
-        is given the demo data too.
+        is given the demo data too. Requests starting the same chat at once share one
+        start, and each returns when the chat is whole.
         """
+        starting = self._starting.get(chat_id)
+        if starting is None:
+            starting = asyncio.ensure_future(self._start(chat_id))
+            self._starting[chat_id] = starting
+            starting.add_done_callback(lambda _: self._starting.pop(chat_id, None))
+        await asyncio.shield(starting)
+
+    async def _start(self, chat_id: str) -> None:
         try:
             workspace = await asyncio.to_thread(self._agent.chats.open, chat_id)
         except NoSuchChatError:

@@ -214,7 +214,7 @@ def _graduated(numbers: list[float], wanted: int, method: str) -> tuple[StyleCla
     ordered = sorted(numbers)
     low, high = ordered[0], ordered[-1]
     if method == "equal":
-        step = (high - low) / wanted
+        step = high / wanted - low / wanted  # (high - low) overflows for ±1e308
         edges = [low + step * i for i in range(wanted)]
     else:
         edges = [ordered[math.floor(len(ordered) * i / wanted)] for i in range(wanted)]

@@ -38,7 +38,7 @@ class DevicePosition(BaseModel):
         accuracy_m: The radius, in metres, the browser is 95% sure the person is within.
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)  # no "24.9" or true
 
     lon: float = Field(ge=-180, le=180)
     lat: float = Field(ge=-90, le=90)

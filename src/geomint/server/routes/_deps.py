@@ -120,6 +120,7 @@ async def store_new_chat(request: Request, chat_id: str) -> bool:
         Whether the chat was new.
     """
     state = served(request)
+    await state.new_chat.settled(chat_id)
     try:
         await asyncio.to_thread(state.agent.chats.open, chat_id)
     except NoSuchChatError:

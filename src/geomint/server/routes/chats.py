@@ -84,6 +84,7 @@ async def read_parts(chat_id: ChatId, agent: Agent, fresh: Fresh) -> Response | 
     A chat not stored yet answers with what it will start with (``"stored": false``):
     the page opens chats before they are stored, and a 404 would read as an error.
     """
+    await fresh.settled(chat_id)  # not half stored
     try:
         return await _json(parts_view, agent.chats, chat_id)
     except NoSuchChatError:

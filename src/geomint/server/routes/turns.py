@@ -14,7 +14,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, HTTPException
 from fastapi.responses import StreamingResponse
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, StrictBool
 
 from geomint.errors import UsageError
 from geomint.server.routes._deps import (
@@ -77,7 +77,7 @@ class _Answer(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    approved: bool
+    approved: StrictBool
     reason: str = Field(default="", max_length=500)
     #: The device's position, when the request asked for it (``location``) and the
     #: person shared it.

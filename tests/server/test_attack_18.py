@@ -1,6 +1,6 @@
 """Attack 18: the new-chat, layer-display, map-switch, export and location-answer routes,
-attacked from outside. Each test names what should hold; each fails on the code it was
-written against (see the report of attack-18)."""
+attacked from outside. Each test names what should hold; each failed on the code it was
+written against, before the fixes that followed it."""
 
 from __future__ import annotations
 

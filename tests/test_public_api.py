@@ -49,9 +49,10 @@ def test_ui_exports() -> None:
 
 def test_sandbox_exports() -> None:
     assert sorted(geomint.sandbox.__all__) == sorted([
-        "CHART_TYPES", "ChartError", "CodeError", "Entry", "MintedFigure", "MintedLayer", "Mode",
-        "PreparedCode", "Sandbox",
-        "SandboxResult", "Violation", "digest", "prepare", "to_json_safe", "validate_chart",
+        "CHART_TYPES", "ChartError", "CodeError", "Entry", "MapCodeError", "MapOp", "MapView",
+        "MintedFigure", "MintedLayer", "Mode", "PreparedCode", "Sandbox",
+        "SandboxResult", "Violation", "digest", "png_size", "prepare", "replay", "to_json_safe",
+        "validate_chart",
     ])  # fmt: skip
     for name in geomint.sandbox.__all__:
         assert getattr(geomint.sandbox, name) is not None

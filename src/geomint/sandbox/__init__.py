@@ -8,7 +8,8 @@ an unprivileged uid). See ``docs/sandbox.md`` for the threat model.
 from __future__ import annotations
 
 from geomint.sandbox._entries import Entry
-from geomint.sandbox._protocol import MintedFigure, MintedLayer
+from geomint.sandbox._mapview import MapCodeError, MapView, png_size, replay
+from geomint.sandbox._protocol import MapOp, MintedFigure, MintedLayer
 from geomint.sandbox._sandbox import CodeError, Mode, Sandbox, SandboxResult
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import CHART_TYPES, ChartError, digest, to_json_safe, validate_chart
@@ -18,6 +19,9 @@ __all__ = [
     "ChartError",
     "CodeError",
     "Entry",
+    "MapCodeError",
+    "MapOp",
+    "MapView",
     "MintedFigure",
     "MintedLayer",
     "Mode",
@@ -26,7 +30,9 @@ __all__ = [
     "SandboxResult",
     "Violation",
     "digest",
+    "png_size",
     "prepare",
+    "replay",
     "to_json_safe",
     "validate_chart",
 ]

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue
 __all__ = [
     "MAX_VALUES",
     "ChildError",
+    "MapOp",
     "MintedFigure",
     "MintedLayer",
     "Reply",
@@ -48,6 +49,14 @@ class MintedFigure(_Strict):
     value: bool | int | float
     unit: Annotated[str, Field(max_length=40)] | None
     sources: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=50)] | None
+    line: Annotated[int, Field(ge=0)]
+
+
+class MapOp(_Strict):
+    """One call the body made on ``mapview``: replayed and checked again on the host."""
+
+    op: Annotated[str, Field(max_length=40)]
+    args: dict[str, JsonValue]
     line: Annotated[int, Field(ge=0)]
 
 
@@ -99,6 +108,7 @@ class Reply(_Strict):
     warnings: Annotated[list[Annotated[str, Field(max_length=700)]], Field(max_length=10)] = []
     used_features: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
     used_frames: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
+    map_ops: Annotated[list[MapOp], Field(max_length=200)] = []
 
     @classmethod
     def parse(cls, data: bytes | dict[str, Any]) -> Reply:

@@ -19,13 +19,16 @@ from contextlib import redirect_stderr, redirect_stdout
 from typing import Any, Final
 
 from geomint.sandbox import _policy as policy
+from geomint.sandbox._mapview import MapView
 from geomint.sandbox._mint import Mint
 from geomint.sandbox.prepare import compile_body
 from geomint.sandbox.results import JsonValue, ResultError, to_json_safe
 
-__all__ = ["BUILTINS", "LIBRARY_NAMES", "execute", "load_libraries"]
+__all__ = ["BUILTINS", "LIBRARY_NAMES", "MAPVIEW", "execute", "load_libraries"]
 
 FILENAME: Final = "<code>"
+#: The name map code reaches the recording map by (not ``map``, Python's builtin).
+MAPVIEW: Final = "mapview"
 LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
 _MAX_MESSAGE = 2_000
 _MAX_WARNINGS = 10
@@ -104,6 +107,7 @@ def execute(
     libraries: Mapping[str, Any],
     dropped: Sequence[int] = (),
     stdout_limit: int = 64_000,
+    mapview: Mapping[str, Any] | None = None,
 ) -> dict[str, JsonValue]:
     """Run a body over ``inputs`` and return the reply record.
 
@@ -113,18 +117,23 @@ def execute(
         libraries: The pre-imported libraries, by injected name.
         dropped: Top-level statements Gate 1 dropped as redundant re-bindings.
         stdout_limit: Characters of printed output kept.
+        mapview: The map's style, for map code: the body gets a recording ``mapview`` of
+            it, may end without a result, and the reply's ``map_ops`` lists its calls.
 
     Returns:
         ``{"ok", "value", "error", "figures", "layers", "stdout", "stdout_truncated",
-        "returned_none", "warnings"}`` with JSON-safe values only.
+        "returned_none", "warnings", "map_ops"}`` with JSON-safe values only.
     """
     mint = Mint()
+    view = MapView(mapview) if mapview is not None else None
     out = _CappedText(stdout_limit)
     reply: dict[str, JsonValue] = {
         "ok": False, "value": None, "error": None, "figures": [], "layers": [],
         "stdout": "", "stdout_truncated": False, "returned_none": False, "warnings": [],
     }  # fmt: skip
     arguments = {**libraries, **inputs, "mint": mint}
+    if view is not None:
+        arguments[MAPVIEW] = view
     names = list(arguments)
     caught: list[warnings.WarningMessage] = []
     try:
@@ -142,7 +151,8 @@ def execute(
                 reply["returned_none"] = True
             else:
                 reply["value"] = to_json_safe(value)
-        reply["ok"] = not reply["returned_none"]
+        # Map code changes the map; a value of its own is optional.
+        reply["ok"] = view is not None or not reply["returned_none"]
     except ResultError as exc:
         reply["error"] = _error_record(exc, source, result=True)
     except (Exception, RecursionError) as exc:
@@ -156,6 +166,7 @@ def execute(
     reply["stdout"] = out.getvalue()
     reply["stdout_truncated"] = out.dropped > 0
     reply["warnings"] = _warning_texts(caught)
+    reply["map_ops"] = list(view.ops) if view is not None else []
     return reply
 
 

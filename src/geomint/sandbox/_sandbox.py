@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import json
 import keyword
 import logging
@@ -27,7 +28,13 @@ from geomint.sandbox._entries import (
     resolve_entries,
     table_collection,
 )
-from geomint.sandbox._protocol import MintedFigure, MintedLayer, Reply, ReplyTooComplexError
+from geomint.sandbox._protocol import (
+    MapOp,
+    MintedFigure,
+    MintedLayer,
+    Reply,
+    ReplyTooComplexError,
+)
 from geomint.sandbox.prepare import PreparedCode, Violation, prepare
 from geomint.sandbox.results import JsonValue, digest, to_json_safe
 
@@ -84,6 +91,7 @@ class SandboxResult:
         violations: Everything Gate 1 refused (the body did not run).
         figures: ``mint.value`` registrations, with their lines in the model's code.
         layers: ``mint.layer`` registrations (GeoJSON ``data``), with their lines.
+        map_ops: The body's ``mapview`` calls in order, with their lines (map code only).
         stdout: What the body printed (capped).
         stdout_truncated: Whether printed output was cut at the cap.
         warnings: Warnings the code raised (``"UserWarning: ..."``), deduplicated.
@@ -98,6 +106,7 @@ class SandboxResult:
     violations: tuple[Violation, ...] = ()
     figures: tuple[MintedFigure, ...] = ()
     layers: tuple[MintedLayer, ...] = ()
+    map_ops: tuple[MapOp, ...] = ()
     stdout: str = ""
     stdout_truncated: bool = False
     warnings: tuple[str, ...] = ()
@@ -106,9 +115,10 @@ class SandboxResult:
 
     def to_dict(self) -> dict[str, Any]:
         """The result as plain JSON-safe data (the CLI's ``--json`` output)."""
-        out = asdict(replace(self, figures=(), layers=()))
+        out = asdict(replace(self, figures=(), layers=(), map_ops=()))
         out["figures"] = [f.model_dump(mode="json") for f in self.figures]
         out["layers"] = [layer.model_dump(mode="json") for layer in self.layers]
+        out["map_ops"] = [op.model_dump(mode="json") for op in self.map_ops]
         return out
 
     def for_model(self, *, max_chars: int = 8_000) -> str:
@@ -374,8 +384,18 @@ class Sandbox:
 
     # -- running -------------------------------------------------------------------------
 
-    def run(self, code: str, inputs: Mapping[str, Any] | None = None) -> SandboxResult:
+    def run(
+        self,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        mapview: Mapping[str, Any] | None = None,
+    ) -> SandboxResult:
         """Run a body over ``inputs``; every key becomes an identifier in the code.
+
+        With ``mapview`` (the map's style as data), the body also gets a recording
+        ``mapview`` of it (:class:`geomint.sandbox.MapView`); its calls come back as
+        :attr:`SandboxResult.map_ops`, and the body need not return anything.
 
         Raises:
             UsageError: ``inputs`` has a key that is not a usable identifier.
@@ -385,6 +405,8 @@ class Sandbox:
         inputs = dict(inputs or {})
         _check_input_names(inputs)
         names = [*_runtime.LIBRARY_NAMES, *inputs]
+        if mapview is not None:
+            names.append(_runtime.MAPVIEW)
         prepared = prepare(code, names, static_checks=self.static_checks)
         if not prepared.ok:
             if not prepared.syntax_error:  # a typo is not an attack; a refusal may be
@@ -415,7 +437,12 @@ class Sandbox:
         with self._state.lock:
             level = self._ensure_started()
             payload = _encode_request(
-                prepared, wire, self.stdout_limit, entries, checks=self.static_checks
+                prepared,
+                wire,
+                self.stdout_limit,
+                entries,
+                checks=self.static_checks,
+                mapview=mapview,
             )
             if level == "in-process":
                 reply_or_error: Reply | CodeError = self._run_in_process(prepared, payload, entries)
@@ -425,16 +452,29 @@ class Sandbox:
             # a worker's guard refused text a library was about to evaluate
             error = reply_or_error.error
             audit.record("gate1_refused", rule="call-time", line=error.line if error else 0)
-        return self._result(prepared, _hint_view(inputs), reply_or_error, level, started)
+        return self._result(
+            prepared,
+            _hint_view(inputs),
+            reply_or_error,
+            level,
+            started,
+            needs_value=mapview is None,
+        )
 
     def _files(self) -> EntryFiles:
         if self._entry_files is None:
             self._entry_files = EntryFiles()
         return self._entry_files
 
-    async def arun(self, code: str, inputs: Mapping[str, Any] | None = None) -> SandboxResult:
+    async def arun(
+        self,
+        code: str,
+        inputs: Mapping[str, Any] | None = None,
+        *,
+        mapview: Mapping[str, Any] | None = None,
+    ) -> SandboxResult:
         """Run a body without blocking the event loop (see :meth:`run`)."""
-        return await asyncio.to_thread(self.run, code, inputs)
+        return await asyncio.to_thread(functools.partial(self.run, mapview=mapview), code, inputs)
 
     def _run_in_process(
         self, prepared: PreparedCode, payload: bytes, entries: list[Entry]
@@ -449,6 +489,7 @@ class Sandbox:
             libraries=self._libraries,
             dropped=prepared.dropped,
             stdout_limit=self.stdout_limit,
+            mapview=request.get("mapview"),
         )
         return Reply.parse(reply)
 
@@ -570,6 +611,8 @@ class Sandbox:
         outcome: Reply | CodeError,
         level: str,
         started: float,
+        *,
+        needs_value: bool = True,
     ) -> SandboxResult:
         mode: Mode = level  # type: ignore[assignment]
         if isinstance(outcome, CodeError):
@@ -590,7 +633,8 @@ class Sandbox:
         offset = prepared.line_offset
         common["figures"] = tuple(_shift(f, offset) for f in outcome.figures)
         common["layers"] = tuple(_shift(layer, offset) for layer in outcome.layers)
-        if outcome.ok and outcome.error is None and not outcome.returned_none:
+        common["map_ops"] = tuple(_shift(op, offset) for op in outcome.map_ops)
+        if outcome.ok and outcome.error is None and not (needs_value and outcome.returned_none):
             return SandboxResult(
                 ok=True, value=outcome.value, hint=_warning_hint(outcome.warnings, inputs),
                 **common,
@@ -606,7 +650,7 @@ class Sandbox:
         return SandboxResult(ok=False, error=error, hint=hints.hint_for(error, inputs), **common)
 
 
-_Minted = TypeVar("_Minted", MintedFigure, MintedLayer)
+_Minted = TypeVar("_Minted", MintedFigure, MintedLayer, MapOp)
 
 
 def _shift(record: _Minted, offset: int) -> _Minted:
@@ -643,10 +687,10 @@ def _check_input_names(inputs: Mapping[str, Any]) -> None:
                 f"input name {name!r} is not a Python identifier; every key of "
                 "inputs becomes a name in the code"
             )
-        if name.startswith("__") or name in _runtime.LIBRARY_NAMES:
+        if name.startswith("__") or name in (*_runtime.LIBRARY_NAMES, _runtime.MAPVIEW):
             raise UsageError(
-                f"input name {name!r} is reserved (injected libraries: "
-                f"{', '.join(_runtime.LIBRARY_NAMES)}); choose another"
+                f"input name {name!r} is reserved (injected: "
+                f"{', '.join((*_runtime.LIBRARY_NAMES, _runtime.MAPVIEW))}); choose another"
             )
 
 
@@ -657,10 +701,12 @@ def _encode_request(
     entries: list[Entry],
     *,
     checks: bool = True,
+    mapview: Mapping[str, Any] | None = None,
 ) -> bytes:
     request = {
         "op": "call",
         "checks": checks,
+        "mapview": mapview,
         "entries": [entry.key for entry in entries],
         "source": prepared.source,
         "dropped": list(prepared.dropped),

@@ -73,11 +73,12 @@ def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any
         libraries=libraries,
         dropped=request["dropped"],
         stdout_limit=request["stdout_limit"],
+        mapview=request.get("mapview"),
     )
     if _guards.refusals:  # a guard refused text, whatever the body did after
         message, line = _guards.refusals[0]
         reply = {**reply, "ok": False, "value": None, "figures": [], "layers": [],
-                 "returned_none": False, "error": {"type": "GateRefused",
+                 "returned_none": False, "map_ops": [], "error": {"type": "GateRefused",
                  "message": message[:2000], "line": line, "code_line": None,
                  "phase": "run"}}  # fmt: skip
     reply["used_features"] = [i for i, c in enumerate(collections) if c.used_features]

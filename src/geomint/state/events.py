@@ -55,6 +55,9 @@ __all__ = [
     "FigurePresented",
     "LanguageChanged",
     "LayerMinted",
+    "MapChangeUndone",
+    "MapChanged",
+    "MapUsage",
     "MessageAdded",
     "MonitorFailed",
     "MonitorSwitched",
@@ -533,6 +536,72 @@ class LanguageChanged(_Body):
     language: str = Field(pattern=r"^[a-z]{2,3}$")
 
 
+class MapUsage(BaseModel):
+    """What generating map code cost: the second model's tokens and time, per change.
+
+    Attributes:
+        requests: Model calls made (one per attempt that asked the model).
+        input_tokens: Tokens sent, as the model reported them.
+        output_tokens: Tokens received.
+        ms: Wall time of the generation calls, in milliseconds.
+        model: The model's name.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    requests: int = Field(default=0, ge=0)
+    input_tokens: int = Field(default=0, ge=0)
+    output_tokens: int = Field(default=0, ge=0)
+    ms: float = Field(default=0.0, ge=0)
+    model: str | None = Field(default=None, max_length=200)
+
+
+class MapChanged(_Body):
+    """Map code changed the map's style: the verified diff the page applies.
+
+    Nothing here is code the page runs: ``diff`` is MapLibre style data, validated against
+    the style specification and geomint's caps before it was appended
+    (``docs/map-code.md`` has its shape). Sources built from an entry name it
+    (``{"entry": "places-1"}``); GeoJSON and PNGs the code built are blobs, named by hash.
+
+    Attributes:
+        change_id: ``m1``, ``m2``, ... in order.
+        intent: What should change, in the person's terms.
+        description: The diff in words (``adds a heatmap layer cafe-heat over places-1``).
+        diff: ``{added, removed, updated, camera, animations}``.
+        blobs: The GeoJSON and PNG blobs the diff names.
+        code: The verified body that made the diff; ``code_hash`` its hash.
+        entry_ids: The entries the intent concerns.
+        attempts: Bodies written before one passed (1 when the first did).
+        usage: The second model's cost (zero when the calling model wrote the code).
+        spec_version: The MapLibre style specification the diff was validated against.
+    """
+
+    type: Literal["map_changed"] = "map_changed"
+    change_id: str = Field(pattern=r"^m[1-9][0-9]*$")
+    intent: str = Field(min_length=1, max_length=2_000)
+    description: str = Field(max_length=4_000)
+    diff: dict[str, JsonValue]
+    blobs: tuple[BlobRef, ...] = ()
+    code: str
+    code_hash: str = Field(pattern=_SHA256)
+    entry_ids: tuple[str, ...] = ()
+    attempts: int = Field(default=1, ge=1, le=10)
+    usage: MapUsage = Field(default_factory=MapUsage)
+    spec_version: str = Field(max_length=40)
+
+
+class MapChangeUndone(_Body):
+    """A map change was taken back: the page shows the map without it.
+
+    Attributes:
+        change_id: The change undone.
+    """
+
+    type: Literal["map_change_undone"] = "map_change_undone"
+    change_id: str = Field(pattern=r"^m[1-9][0-9]*$")
+
+
 EventBody = Annotated[
     ChatCreated
     | MessageAdded
@@ -558,7 +627,9 @@ EventBody = Annotated[
     | ViewChanged
     | FigurePresented
     | BasemapChanged
-    | LanguageChanged,
+    | LanguageChanged
+    | MapChanged
+    | MapChangeUndone,
     Field(discriminator="type"),
 ]
 

@@ -42,6 +42,8 @@ from geomint.state.events import (
     FigurePresented,
     LanguageChanged,
     LayerMinted,
+    MapChanged,
+    MapChangeUndone,
     MessageAdded,
     MonitorSwitched,
     ObservationRecorded,
@@ -135,6 +137,8 @@ class Workspace(BaseModel):
         presented: The figures put in front of the person, in order.
         basemap: The basemap style the map was last switched to (None: the default).
         language: The language the map's labels were last switched to (None: ``name``).
+        map_changes: Every change map code made to the map's style, in order.
+        undone: The ids of the map changes taken back.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -164,6 +168,8 @@ class Workspace(BaseModel):
     presented: tuple[FigurePresented, ...] = ()
     basemap: str | None = None
     language: str | None = None
+    map_changes: tuple[MapChanged, ...] = ()
+    undone: frozenset[str] = frozenset()
 
     # -- entries by kind ---------------------------------------------------------------
 
@@ -278,6 +284,28 @@ class Workspace(BaseModel):
         """Approvals no one has answered yet."""
         return tuple(a for a in self.approvals.values() if a.answer == "pending")
 
+    @property
+    def applied_map_changes(self) -> tuple[MapChanged, ...]:
+        """The map changes the map shows now (made and not undone), oldest first."""
+        return tuple(c for c in self.map_changes if c.change_id not in self.undone)
+
+    def next_map_change_id(self) -> str:
+        """The id the next map change takes."""
+        return f"m{len(self.map_changes) + 1}"
+
+    def map_change_blocker(self, change_id: str) -> MapChanged | None:
+        """A later applied change that builds on what ``change_id`` added (a layer or source
+        it styles or draws from), which must be undone first; None when there is none."""
+        applied = self.applied_map_changes
+        index = next((i for i, c in enumerate(applied) if c.change_id == change_id), None)
+        if index is None:
+            return None
+        added = _added_ids(applied[index].diff)
+        for later in reversed(applied[index + 1 :]):
+            if added & _touched_ids(later.diff):
+                return later
+        return None
+
     # -- what may come next --------------------------------------------------------------
 
     def refusal(self, body: EventBody) -> str | None:
@@ -317,6 +345,21 @@ class Workspace(BaseModel):
             for value_id in (body.conflict.a.id, body.conflict.b.id):
                 if value_id not in self.ledger:
                     return f"{value_id} was never minted in this chat"
+        elif isinstance(body, MapChanged):
+            if body.change_id != self.next_map_change_id():
+                return f"the next map change is {self.next_map_change_id()}, not {body.change_id}"
+        elif isinstance(body, MapChangeUndone):
+            known = {c.change_id for c in self.map_changes}
+            if body.change_id not in known:
+                return f"no map change {body.change_id!r} in this chat"
+            if body.change_id in self.undone:
+                return f"map change {body.change_id} was already undone"
+            blocker = self.map_change_blocker(body.change_id)
+            if blocker is not None:
+                return (
+                    f"{blocker.change_id} builds on what {body.change_id} added; "
+                    f"undo {blocker.change_id} first"
+                )
         elif isinstance(body, ApprovalAsked):
             if body.approval_id in self.approvals:
                 return f"approval {body.approval_id!r} was already asked"
@@ -344,6 +387,8 @@ class _Fold:
         self.failures = list(start.failures)
         self.switched_off = set(start.switched_off)
         self.presented = list(start.presented)
+        self.map_changes = list(start.map_changes)
+        self.undone = set(start.undone)
         # The ids minted so far, so an observation is checked without building a ledger.
         self.minted = {v.id for v in start.values} | {layer.id for layer in start.layers}
 
@@ -382,6 +427,8 @@ class _Fold:
             failures=tuple(self.failures),
             switched_off=frozenset(self.switched_off),
             presented=tuple(self.presented),
+            map_changes=tuple(self.map_changes),
+            undone=frozenset(self.undone),
         )
         # Every part was validated when its event was parsed: build without re-validating.
         return Workspace.model_construct(**self.data)
@@ -463,6 +510,16 @@ class _Fold:
         last = int(minted[-1].id[1:]) if minted else 0
         if int(record_id[1:]) <= last:
             raise CorruptLogError(f"{record_id} minted after {minted[-1].id}: ids only grow")
+
+    def map_changed(self, body: MapChanged, _: datetime) -> None:
+        if body.change_id != f"m{len(self.map_changes) + 1}":
+            raise CorruptLogError(f"map change {body.change_id} out of order")
+        self.map_changes.append(body)
+
+    def map_undone(self, body: MapChangeUndone, _: datetime) -> None:
+        if body.change_id not in {c.change_id for c in self.map_changes}:
+            raise CorruptLogError(f"undo of map change {body.change_id}, which was never made")
+        self.undone.add(body.change_id)
 
     def observation(self, body: ObservationRecorded, _: datetime) -> None:
         for value_id in (body.conflict.a.id, body.conflict.b.id):
@@ -552,6 +609,8 @@ _HANDLERS: dict[type, Any] = {
     FigurePresented: _Fold.presented_figure,
     BasemapChanged: _Fold.basemap,
     LanguageChanged: _Fold.language,
+    MapChanged: _Fold.map_changed,
+    MapChangeUndone: _Fold.map_undone,
 }
 
 
@@ -572,3 +631,24 @@ def fold(events: Iterable[Event], start: Workspace | str) -> Workspace:
     for event in events:
         accumulator.apply(event)
     return accumulator.finish()
+
+
+def _added_ids(diff: Mapping[str, Any]) -> set[str]:
+    added = diff.get("added") or {}
+    sources = added.get("sources") or {}
+    layers = added.get("layers") or []
+    return {str(k) for k in sources} | {str(layer.get("id")) for layer in layers}
+
+
+def _touched_ids(diff: Mapping[str, Any]) -> set[str]:
+    """Every layer and source id a diff names: what it draws from, styles, moves, removes
+    or animates."""
+    added = diff.get("added") or {}
+    ids = {str(layer.get("source")) for layer in added.get("layers") or []}
+    ids |= {str(layer.get("before")) for layer in added.get("layers") or []}
+    ids |= {str(layer.get("id")) for layer in (diff.get("updated") or {}).get("layers") or []}
+    ids |= {str(layer.get("before")) for layer in (diff.get("updated") or {}).get("layers") or []}
+    removed = diff.get("removed") or {}
+    ids |= {str(i) for i in (removed.get("layers") or []) + (removed.get("sources") or [])}
+    ids |= {str(a.get("layer_id")) for a in diff.get("animations") or []}
+    return ids

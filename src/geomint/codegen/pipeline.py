@@ -1,0 +1,287 @@
+"""From an intent to a verified map diff: skills, prompt, generate, dry-run, validate, retry.
+
+:func:`generate_verified_map_code` is the whole pipeline. The code (given, or written by a
+second model call) runs in the sandbox against a recording ``mapview``; its calls are
+replayed and the diff they make is checked (:mod:`geomint.codegen.verify`). Whatever was
+wrong (Gate 1's violations, the runtime error, every specification violation) goes back to
+the model as data for the next attempt, up to ``max_retries`` times, and then the failure
+says what stayed wrong. Nothing here touches a store or the page.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from pydantic_ai.direct import model_request
+from pydantic_ai.messages import ModelRequest, SystemPromptPart, TextPart, UserPromptPart
+from pydantic_ai.models import Model
+
+from geomint.codegen.prompt import build_prompt
+from geomint.codegen.skills import match_skills
+from geomint.codegen.verify import Verified, verify_ops
+from geomint.sandbox import Sandbox, SandboxResult
+
+__all__ = [
+    "Attempt",
+    "MapCodeOutcome",
+    "TurnBudget",
+    "Usage",
+    "generate_verified_map_code",
+]
+
+_FENCE: Final = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
+_MAX_CODE: Final = 20_000
+
+
+@dataclass
+class Usage:
+    """What the second model cost so far: calls, tokens and wall time."""
+
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    ms: float = 0.0
+    model: str | None = None
+
+    def add(self, other: Usage) -> None:
+        """Add ``other``'s counts to these."""
+        self.requests += other.requests
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.ms += other.ms
+        self.model = other.model or self.model
+
+    def as_dict(self) -> dict[str, Any]:
+        """The counts as plain data (the ``MapUsage`` of the change's event)."""
+        return {
+            "requests": self.requests,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "ms": round(self.ms, 1),
+            "model": self.model,
+        }
+
+
+@dataclass
+class TurnBudget:
+    """An application's cap on what map-code generation may cost in one turn.
+
+    Attributes:
+        max_tokens: Input plus output tokens of every generation call in the turn.
+        max_requests: Generation calls in the turn.
+        used: What the turn has spent so far.
+    """
+
+    max_tokens: int | None = None
+    max_requests: int | None = None
+    used: Usage = field(default_factory=Usage)
+
+    def refusal(self) -> str | None:
+        """Why another generation call would go over the cap, or None when it would not."""
+        spent = self.used.input_tokens + self.used.output_tokens
+        if self.max_tokens is not None and spent >= self.max_tokens:
+            return (
+                f"this turn's map-code budget of {self.max_tokens:,} tokens is spent "
+                f"({spent:,} used)"
+            )
+        if self.max_requests is not None and self.used.requests >= self.max_requests:
+            return f"this turn's map-code budget of {self.max_requests} generation calls is spent"
+        return None
+
+
+@dataclass(frozen=True, kw_only=True)
+class Attempt:
+    """One body tried.
+
+    Attributes:
+        code: The body.
+        problem: What was wrong with it (None for the one that passed).
+        generated: Whether a model wrote it (False for code the caller gave).
+    """
+
+    code: str
+    problem: str | None = None
+    generated: bool = True
+
+
+@dataclass(frozen=True, kw_only=True)
+class MapCodeOutcome:
+    """What the pipeline ended with.
+
+    Attributes:
+        verified: The verified diff, or None when every attempt failed.
+        attempts: Every body tried, in order.
+        usage: The second model's cost for this change.
+        skills: The skills matched, best first.
+        prompt_chars: Characters of the last generation prompt (0 when none was made),
+            and ``skill_chars`` of those the skills took.
+        timings: ``generate_ms``, ``dry_run_ms``, ``validate_ms`` summed over attempts.
+        error: Why it failed, saying what stayed wrong (None on success).
+    """
+
+    verified: Verified | None
+    attempts: tuple[Attempt, ...]
+    usage: Usage
+    skills: tuple[str, ...] = ()
+    prompt_chars: int = 0
+    skill_chars: int = 0
+    timings: Mapping[str, float] = field(default_factory=dict)
+    error: str | None = None
+
+    @property
+    def code(self) -> str:
+        """The last body tried (the verified one on success)."""
+        return self.attempts[-1].code if self.attempts else ""
+
+
+Progress = Callable[[str], None]
+
+
+async def generate_verified_map_code(
+    *,
+    intent: str,
+    style: Mapping[str, Any],
+    entries: Sequence[Mapping[str, Any]],
+    inputs: Mapping[str, Any],
+    sandbox: Sandbox,
+    model: Model | None,
+    code: str | None = None,
+    max_retries: int = 3,
+    budget: TurnBudget | None = None,
+    progress: Progress | None = None,
+) -> MapCodeOutcome:
+    """Turn an intent (or a body the caller wrote) into a verified map diff.
+
+    Args:
+        intent: What should change on the map, in the person's terms.
+        style: The map as ``mapview`` sees it (geomint's sources and layers marked).
+        entries: Digests of the entries the intent concerns, for the prompt.
+        inputs: The sandbox inputs (entries by kind, as the data tools get them).
+        sandbox: Where the code runs.
+        model: The model that writes the code; None to only check ``code``.
+        code: A body already written; generation starts only if it fails.
+        max_retries: Further bodies to ask for after the first fails.
+        budget: The turn's cap on generation; a call over it is not made.
+        progress: Called with a few words at each step.
+    """
+    say = progress or (lambda _: None)
+    usage = Usage()
+    timings = {"generate_ms": 0.0, "dry_run_ms": 0.0, "validate_ms": 0.0}
+    skills = [skill for skill, _ in match_skills(intent)] if code is None or model else []
+    attempts: list[Attempt] = []
+    prompt_chars = skill_chars = 0
+    for number in range(max_retries + 1):
+        if number == 0 and code is not None:
+            body, generated = code, False
+        else:
+            if model is None:
+                break
+            refused = budget.refusal() if budget is not None else None
+            if refused is not None:
+                return _failed(attempts, usage, skills, prompt_chars, skill_chars, timings,
+                               f"{refused}; the map was not changed")  # fmt: skip
+            system, user = build_prompt(
+                intent=intent,
+                skills=skills,
+                style=style,
+                entries=entries,
+                previous=[(a.code, a.problem or "") for a in attempts],
+            )
+            prompt_chars = len(system) + len(user)
+            skill_chars = sum(len(s.body) for s in skills)
+            say(f"writing map code (attempt {number + 1})")
+            started = time.perf_counter()
+            text, call_usage = await _generate(model, system, user)
+            timings["generate_ms"] += (time.perf_counter() - started) * 1000
+            usage.add(call_usage)
+            if budget is not None:
+                budget.used.add(call_usage)
+            body, generated = extract_code(text), True
+        say("checking the map code")
+        problem, verified = await _check(body, style, inputs, sandbox, timings)
+        attempts.append(Attempt(code=body, problem=problem, generated=generated))
+        if verified is not None:
+            return MapCodeOutcome(
+                verified=verified, attempts=tuple(attempts), usage=usage,
+                skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
+                skill_chars=skill_chars, timings=timings,
+            )  # fmt: skip
+    last = attempts[-1].problem if attempts else "no code was given and no model can write it"
+    tried = len(attempts)
+    return _failed(
+        attempts, usage, skills, prompt_chars, skill_chars, timings,
+        f"the map code was refused {tried} time{'s' * (tried != 1)}; what stayed wrong: {last}",
+    )  # fmt: skip
+
+
+def _failed(
+    attempts: list[Attempt],
+    usage: Usage,
+    skills: Sequence[Any],
+    prompt_chars: int,
+    skill_chars: int,
+    timings: Mapping[str, float],
+    error: str,
+) -> MapCodeOutcome:
+    return MapCodeOutcome(
+        verified=None, attempts=tuple(attempts), usage=usage,
+        skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
+        skill_chars=skill_chars, timings=timings, error=error,
+    )  # fmt: skip
+
+
+async def _check(
+    body: str,
+    style: Mapping[str, Any],
+    inputs: Mapping[str, Any],
+    sandbox: Sandbox,
+    timings: dict[str, float],
+) -> tuple[str | None, Verified | None]:
+    if not body.strip():
+        return "the answer held no code: answer with the body in one ```python block", None
+    if len(body) > _MAX_CODE:
+        return f"the code is {len(body):,} characters; keep it under {_MAX_CODE:,}", None
+    result = await sandbox.arun(body, inputs, mapview=style)
+    timings["dry_run_ms"] += result.duration_ms
+    if not result.ok:
+        return _run_problem(result), None
+    if not result.map_ops:
+        return "the code made no change to the map: call mapview's methods", None
+    started = time.perf_counter()
+    checked = verify_ops(style, [op.model_dump() for op in result.map_ops])
+    timings["validate_ms"] += (time.perf_counter() - started) * 1000
+    if isinstance(checked, Verified):
+        return None, checked
+    return "\n".join(f"- {v}" for v in checked[:30]), None
+
+
+def _run_problem(result: SandboxResult) -> str:
+    if result.violations:
+        text = "\n".join(f"- {v}" for v in result.violations)
+        return f"Gate 1 refused the code before it ran:\n{text}"
+    hint = f"\nHint: {result.hint}" if result.hint else ""
+    return f"the code failed when it ran: {result.error}{hint}"
+
+
+async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:
+    request = ModelRequest(parts=[SystemPromptPart(content=system), UserPromptPart(content=user)])
+    response = await model_request(model, [request])
+    text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
+    reported = response.usage
+    usage = Usage(
+        requests=1,
+        input_tokens=reported.input_tokens,
+        output_tokens=reported.output_tokens,
+        model=response.model_name,
+    )
+    return text, usage
+
+
+def extract_code(text: str) -> str:
+    """The body in a model's answer: the first fenced block, else the whole text."""
+    found = _FENCE.search(text)
+    return (found.group(1) if found else text).strip("\n")

@@ -32,7 +32,7 @@ SPEC_DIR = ROOT / "src" / "geomint" / "codegen" / "spec"
 NAME = "@maplibre/maplibre-gl-style-spec"
 # maplibre-gl 6.20.0 depends on ^26.11.0; 26.11.0 was the newest 26.x when it was published.
 VERSION = "26.11.0"
-INTEGRITY = "sha512-MQMBqOkmVm7fLLun2l/bwOv9bURkvyEVISo/OYleb9/nsnfjQ6gs29isysARt5FK/k9RFM4SmH4eMTUQGlv0Pw=="
+INTEGRITY = "sha512-MQMBqOkmVm7fLLun2l/bwOv9bURkvyEVISo/OYleb9/nsnfjQ6gs29isysARt5FK/k9RFM4SmH4eMTUQGlv0Pw=="  # noqa: E501
 # package.json declares ISC; its LICENSE.txt holds the BSD-3-Clause notices of MapLibre and
 # Mapbox and the MIT/BSD ones of code it bundles. Both are recorded; the file is shipped as is.
 LICENCE = "ISC"

@@ -339,7 +339,7 @@ def _ramp(
         walk, args[input_index - 1], join_path(path, input_index), expected=number, top=top,
         scope=scope,
     )  # fmt: skip
-    previous: float | None = None
+    previous: Any = None
     for index in range(first_stop, len(node := [op, *args]), 2):
         stop, where = node[index], join_path(path, index)
         if not is_number(stop):
@@ -348,7 +348,7 @@ def _ramp(
                 "expression",
                 f"'{op}' stop inputs must be plain numbers, not {preview(stop)}.",
             )
-        elif previous is not None and as_float(stop) <= previous:
+        elif previous is not None and as_float(stop) <= as_float(previous):
             walk.add(
                 where,
                 "expression",
@@ -356,7 +356,7 @@ def _ramp(
                 f" comes after {preview(previous)}. Sort the stop pairs by their input.",
             )
         else:
-            previous = as_float(stop)
+            previous = stop
         _argument(walk, node[index + 1], join_path(path, index + 1), expected=expected, scope=scope)
 
 

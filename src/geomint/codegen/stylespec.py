@@ -428,8 +428,8 @@ def _property(kind: str, layer_type: str, name: Any, value: Any) -> list[SpecVio
             SpecViolation(
                 path=join_path(path, 0),
                 rule="expression",
-                message=f"{preview(value[0], 40)} is not an expression operator."
-                f"{near_miss(value[0], spec.operators)}",
+                message=f"'{preview(value[0], 40)[1:-1]}' is not an expression operator."
+                f"{near_miss(value[0], spec.operators)} See MapLibre's expression reference.",
             )
         ]
     return check_value(entry, value, path, name=name)
@@ -507,7 +507,7 @@ def _layer_source(
                 path=path,
                 rule="source",
                 message=f"a {layer_type} layer cannot draw the {kind} source '{source}'; it"
-                f" needs a {' or '.join(sorted(wanted))} source.",
+                f" needs a source of type {' or '.join(sorted(wanted))}.",
             )
         )
     source_layer = layer.get("source-layer")
@@ -547,12 +547,13 @@ def _legacy_filter(value: Any) -> str | None:
     )  # fmt: skip
     if not legacy:
         return None
-    example = "['==', ['get', 'class'], 'park']"
+    example = preview(["==", ["get", "class"], "park"])
     if op in comparisons and isinstance(value[1], str) and len(value) == 3:
-        example = f"['{op}', ['get', {preview(value[1], 40)}], {preview(value[2], 40)}]"
+        key = {"$type": ["geometry-type"], "$id": ["id"]}.get(value[1], ["get", value[1]])
+        example = preview([op, key, value[2]], 120)
     return (
         f"{preview(value)} is a legacy filter, which geomint does not accept; write it as an"
-        f" expression, e.g. {example} (feature properties are read with ['get', name])."
+        f' expression, e.g. {example} (a feature property is read with ["get", name]).'
     )
 
 

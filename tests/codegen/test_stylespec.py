@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import json
 import time
+import tomllib
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -218,6 +221,8 @@ PROPERTY_FAULTS = [
     ("infinity", ("paint", "circle", "circle-radius", float("inf")), "type", ["inf"]),
     ("huge integer", ("paint", "circle", "circle-radius", 10**400), "range",
      ["not a finite number"]),
+    ("feature data on a constant", ("layout", "line", "visibility", ["get", "v"]), "expression",
+     ["visibility takes one fixed value"]),
     ("text-field of the wrong type", ("layout", "symbol", "text-field", 42), "type",
      ["text-field takes a string or a ['format', ...] / ['get', ...] expression"]),
     ("array wrapped wrong", ("paint", "circle", "circle-radius",
@@ -505,6 +510,17 @@ def test_the_spec_version_is_the_one_the_page_s_maplibre_depends_on() -> None:
     packages = json.loads(page.read_text(encoding="utf-8"))["packages"]
     maplibre = next(p for p in packages if p["name"] == "maplibre-gl")
     assert (maplibre["version"], SPEC_VERSION) == ("6.20.0", "26.11.0")
+
+
+def test_the_spec_ships_as_package_data() -> None:
+    root = Path(__file__).resolve().parents[2]
+    config = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["geomint"]
+    folder = root / "src" / "geomint" / "codegen" / "spec"
+    names = sorted(p.name for p in folder.iterdir())
+    assert names == ["LICENSE.txt", "VENDOR.json", "maplibre-style-spec.json"]
+    for name in names:
+        assert any(fnmatch.fnmatch(f"codegen/spec/{name}", p) for p in patterns), name
 
 
 def test_the_public_surface() -> None:

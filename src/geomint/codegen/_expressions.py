@@ -274,8 +274,11 @@ def _wrong_context(walk: _Walk, op: str, needed: str) -> str:
     if op in _ONLY_IN:
         return f"['{op}'] works {_ONLY_IN[op]}, not in {walk.name}."
     if needed == "feature":
-        if not walk.parameters:
-            return f"{walk.name} takes a plain value, not an expression."
+        if "zoom" not in walk.parameters:
+            return (
+                f"{walk.name} takes one fixed value: it cannot read feature data with"
+                f" ['{op}', ...] or change with zoom."
+            )
         return (
             f"{walk.name} is the same for every feature ({walk.property_type}): it cannot"
             f" read feature data with ['{op}', ...]. Give one value, or a zoom ramp"

@@ -117,7 +117,7 @@ def _number(
 ) -> list[SpecViolation]:
     if not is_number(value):
         hint = ""
-        if isinstance(value, str):
+        if isinstance(value, str) and _numeric(value):
             hint = " (a number, not a string: drop the quotes)"
         return _violation(
             path, "type", f"{preview(value)} is the wrong type; {name} takes a number{hint}."
@@ -140,6 +140,14 @@ def _number(
             path, "range", f"{preview(value)} is above the maximum: {name} is {limits}{units}."
         )
     return []
+
+
+def _numeric(text: str) -> bool:
+    try:
+        float(text[:50])
+    except ValueError:
+        return False
+    return len(text) <= 50
 
 
 def _enum(entry: Mapping[str, Any], value: Any, path: str, name: str) -> list[SpecViolation]:

@@ -1,4 +1,5 @@
 """Intent to skills to generated code to verified code (the second-model pipeline).
 
-Not built yet: see the open issues.
+Built so far: :mod:`geomint.codegen.stylespec`, which checks a style diff's sources and
+layers against the vendored MapLibre style specification. The rest: see the open issues.
 """

@@ -57,6 +57,7 @@ from geomint.agent._toolset import (
     build_tools,
 )
 from geomint.agent.classifier import Classification, classify
+from geomint.codegen.pipeline import TurnBudget
 from geomint.errors import UsageError
 from geomint.models import ModelSpec, describe_model, resolve_model
 from geomint.provenance.citations import check_text, numbers_in
@@ -306,6 +307,8 @@ class MapAgent:
         require_approval: Iterable[str] = (),
         providers: Providers | None = None,
         owns_store: bool = True,
+        codegen_model: Model | None = None,
+        turn_budget: Mapping[str, int] | None = None,
     ) -> None:
         if max_steps < 1:
             raise UsageError(f"max_steps must be at least 1; got {max_steps}")
@@ -315,6 +318,9 @@ class MapAgent:
                 "did not pick); give your tool another name"
             )
         self.model = model
+        #: The model that writes map code (``execute_map_code``): the chat's by default.
+        self.codegen_model = codegen_model or model
+        self.turn_budget = _turn_budget(turn_budget)
         served = providers or Providers()
         #: Tools of ``registry`` not offered, each with the capabilities no provider serves.
         self.not_offered: dict[str, list[str]] = {
@@ -616,6 +622,16 @@ class MapAgent:
             registry_help=self._help,
             after_entry_written=_after_write,
             providers=self.providers,
+            codegen_model=self.codegen_model,
+            # A budget of its own per run: the cap is per turn.
+            budget=(
+                TurnBudget(
+                    max_tokens=self.turn_budget.get("max_tokens"),
+                    max_requests=self.turn_budget.get("max_requests"),
+                )
+                if self.turn_budget
+                else None
+            ),
             **options,
         )
 
@@ -708,6 +724,8 @@ def create_map_agent(
     require_approval: Iterable[str] = (),
     providers: Providers | None = None,
     map_styles: Iterable[MapStyle] = (),
+    codegen_model: ModelSpec = None,
+    turn_budget: Mapping[str, int] | None = None,
 ) -> MapAgent:
     """Build a map agent.
 
@@ -750,6 +768,10 @@ def create_map_agent(
             ``dark`` (:class:`~geomint.tools.basemaps.MapStyle`; one named ``light``
             or ``dark`` replaces that one). ``set_map_style`` and the page's switcher
             offer them; one served from another origin must list it in ``origins``.
+        codegen_model: The model that writes map code for ``execute_map_code`` (a cheaper
+            or stronger one than the chat's); None uses the chat's model.
+        turn_budget: Caps on map-code generation per turn: ``{"max_tokens": 20000,
+            "max_requests": 4}``. A call over a cap is refused with the reason.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -766,6 +788,8 @@ def create_map_agent(
         )
     styles = style_catalogue(map_styles)  # a bad style is refused before a store is opened
     resolved_model = resolve_model(model)
+    resolved_codegen = resolve_model(codegen_model) if codegen_model is not None else None
+    _turn_budget(turn_budget)  # refused before a store is opened
     if isinstance(store, Chats):
         chats, owns = store, False
     else:
@@ -794,4 +818,19 @@ def create_map_agent(
         require_approval=require_approval,
         providers=providers if providers is not None else default_providers(),
         owns_store=owns,
+        codegen_model=resolved_codegen,
+        turn_budget=turn_budget,
     )
+
+
+def _turn_budget(given: Mapping[str, int] | None) -> dict[str, int] | None:
+    if given is None:
+        return None
+    known = {"max_tokens", "max_requests"}
+    unknown = sorted(set(given) - known)
+    if unknown:
+        raise UsageError(f"turn_budget has {unknown}; it takes max_tokens and max_requests")
+    for key, value in given.items():
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise UsageError(f"turn_budget {key} must be a positive whole number, got {value!r}")
+    return dict(given)

@@ -269,13 +269,16 @@ def _run_problem(result: SandboxResult) -> str:
 
 async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:
     request = ModelRequest(parts=[SystemPromptPart(content=system), UserPromptPart(content=user)])
+    started = time.perf_counter()
     response = await model_request(model, [request])
+    elapsed = (time.perf_counter() - started) * 1000
     text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
     reported = response.usage
     usage = Usage(
         requests=1,
         input_tokens=reported.input_tokens,
         output_tokens=reported.output_tokens,
+        ms=elapsed,
         model=response.model_name,
     )
     return text, usage

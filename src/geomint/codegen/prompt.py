@@ -14,12 +14,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from geomint.codegen.skills import Skill
+from geomint.models import CODEGEN_MARKER
 from geomint.sandbox import MapView
 
 __all__ = ["CODEGEN_MARKER", "api_card", "build_prompt", "style_summary"]
-
-#: How a generation request's system prompt begins (the scripted demo model looks for it).
-CODEGEN_MARKER: Final = "You write map code for geomint."
 
 _RULES: Final = f"""{CODEGEN_MARKER} The code is the body of a Python function that changes a
 MapLibre map through `mapview`, an object that stands for MapLibre's `map` (named so it does

@@ -74,7 +74,7 @@ def _parse(name: str, text: str) -> Skill:
 
 @functools.cache
 def _index() -> Any:
-    import bm25s  # noqa: PLC0415 - a second's import, paid only when map code is asked for
+    import bm25s  # type: ignore[import-untyped]  # noqa: PLC0415 - paid only when map code runs
 
     skills = load_skills()
     retriever = bm25s.BM25()

@@ -53,12 +53,12 @@ def verify_ops(
         view = replay(style, ops)
     except MapCodeError as exc:
         return [SpecViolation(path="mapview", rule="call", message=str(exc))]
-    diff = view.diff()
+    diff: dict[str, Any] = view.diff()
     final = view.get_style()
     source_types = {k: str(v.get("type")) for k, v in final["sources"].items()}
     layer_types = {str(layer["id"]): str(layer.get("type")) for layer in final["layers"]}
     found: list[SpecViolation] = []
-    added: dict[str, Any] = diff["added"]  # type: ignore[assignment]
+    added: dict[str, Any] = diff["added"]
     for source_id, source in added["sources"].items():
         found += stylespec.validate_source(
             source_id, _as_spec_source(source), url_check=_only_blobs
@@ -66,9 +66,9 @@ def verify_ops(
     for layer in added["layers"]:
         spec = {k: v for k, v in layer.items() if k != "before"}
         found += stylespec.validate_layer(spec, source_types=source_types)
-    for change in diff["updated"]["layers"]:  # type: ignore[index, union-attr]
+    for change in diff["updated"]["layers"]:
         found += _check_update(change, layer_types)
-    for animation in diff["animations"]:  # type: ignore[union-attr]
+    for animation in diff["animations"]:
         found += _check_animation(animation, layer_types)
     if found:
         return found
@@ -183,12 +183,14 @@ def describe(diff: Mapping[str, Any]) -> str:
             over = f" over {origin or source}"
             if source in sources and sources[source].get("type") == "image":
                 over = f" of an image the code rendered ({source})"
+            elif source in sources and origin is None:
+                over = f" over GeoJSON the code built ({source})"
         clauses.append(f"adds {_article(str(layer.get('type')))} layer {layer.get('id')}{over}")
     for change in (diff.get("updated") or {}).get("layers") or []:
-        names = [*(change.get("paint") or {}), *(change.get("layout") or {})]
-        names += [k for k in ("filter", "minzoom", "maxzoom") if k in change]
-        if names:
-            clauses.append(f"changes {', '.join(names)} of {change['id']}")
+        changed = [*(change.get("paint") or {}), *(change.get("layout") or {})]
+        changed += [k for k in ("filter", "minzoom", "maxzoom") if k in change]
+        if changed:
+            clauses.append(f"changes {', '.join(changed)} of {change['id']}")
         elif "before" in change:
             clauses.append(f"moves {change['id']}")
     removed = diff.get("removed") or {}

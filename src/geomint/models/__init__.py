@@ -20,6 +20,7 @@ Example:
 
 from __future__ import annotations
 
+from geomint.models._demo_mapcode import CODEGEN_MARKER
 from geomint.models._resolve import (
     MODEL_ENV,
     ModelDescription,
@@ -28,4 +29,11 @@ from geomint.models._resolve import (
     resolve_model,
 )
 
-__all__ = ["MODEL_ENV", "ModelDescription", "ModelSpec", "describe_model", "resolve_model"]
+__all__ = [
+    "CODEGEN_MARKER",
+    "MODEL_ENV",
+    "ModelDescription",
+    "ModelSpec",
+    "describe_model",
+    "resolve_model",
+]

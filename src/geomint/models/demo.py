@@ -21,12 +21,15 @@ from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
     ModelResponse,
+    SystemPromptPart,
     TextPart,
     ToolCallPart,
     ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
+
+from geomint.models._demo_mapcode import CODEGEN_MARKER, write_map_code
 
 __all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt", "scripted_model"]
 
@@ -191,7 +194,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Route from the central station to the cathedral avoiding motorways",
-        pattern=r"route|directions|how do i get|get from|way (to|from) the",
+        pattern=r"^(?!.*animat).*(route|directions|how do i get|get from|way (to|from) the)",
         tools=("set_route", "fit_bounds"),
         scopes={},
         steps=(
@@ -385,6 +388,83 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         answer="The stops layer has a new version; monitors watching it ran again.",
     ),
     DemoPrompt(
+        text="Heatmap of the cafés",
+        pattern=r"heat ?map",
+        tools=("execute_map_code",),
+        scopes={},
+        steps=(
+            (
+                "execute_map_code",
+                lambda t: {"intent": "heatmap of the cafés", "entry_ids": [t.first("places")]},
+            ),
+        ),
+        answer="The cafés are drawn as a heatmap under the places: red where they crowd "
+        "together. The change is m-numbered in the layers panel and can be undone.",
+    ),
+    DemoPrompt(
+        text="Extrude the parks by their area",
+        pattern=r"extru|\b3d\b",
+        tools=("execute_map_code",),
+        scopes={},
+        steps=(
+            (
+                "execute_map_code",
+                lambda t: {
+                    "intent": "extrude the parks by their area",
+                    "entry_ids": [t.first("geometries")],
+                },
+            ),
+        ),
+        answer="The parks, gardens and squares stand up in 3D, taller and darker the larger "
+        "their area (measured on the ellipsoid), with the map tilted to show it.",
+    ),
+    DemoPrompt(
+        text="Animate the route from start to end",
+        pattern=r"animat",
+        tools=("set_route", "execute_map_code"),
+        scopes={},
+        steps=(
+            (
+                "set_route",
+                lambda t: (
+                    None
+                    if t.entry("routes")
+                    else {
+                        "origin": {"query": "Rautatientori"},
+                        "destination": {"query": "Helsingin tuomiokirkko"},
+                        "mode": "car",
+                    }
+                ),
+            ),
+            (
+                "execute_map_code",
+                lambda t: {
+                    "intent": "animate the route from start to end",
+                    "entry_ids": [t.entry("routes")],
+                },
+            ),
+        ),
+        answer="The route draws itself from start to end over four seconds; the page plays "
+        "it, and no code runs in your browser.",
+    ),
+    DemoPrompt(
+        text="A hexagon density surface of the restaurants as an overlay",
+        pattern=r"hexagon|density surface",
+        tools=("execute_map_code",),
+        scopes={},
+        steps=(
+            (
+                "execute_map_code",
+                lambda t: {
+                    "intent": "a hexagon density surface of the restaurants as an overlay",
+                    "entry_ids": [t.first("places")],
+                },
+            ),
+        ),
+        answer="The restaurants are counted in H3 hexagons (resolution 9, about 0.1 km² "
+        "each) and drawn as a picture over the map: darker where there are more.",
+    ),
+    DemoPrompt(
         text="What can you do?",
         pattern=r"what can you|help|what (are you able to|do you) do",
         tools=("help",),
@@ -486,7 +566,23 @@ def _parsed(content: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
+def _codegen_prompt(messages: Sequence[ModelMessage]) -> str | None:
+    """The user prompt of a map-code generation request, or None for any other request."""
+    first = messages[0] if messages else None
+    if not isinstance(first, ModelRequest):
+        return None
+    system = [p.content for p in first.parts if isinstance(p, SystemPromptPart)]
+    if not system or not system[0].startswith(CODEGEN_MARKER):
+        return None
+    asked = [p.content for p in first.parts if isinstance(p, UserPromptPart)]
+    return str(asked[-1]) if asked else ""
+
+
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    codegen = _codegen_prompt(messages)
+    if codegen is not None:
+        # The second model of map code (geomint.codegen): it writes the body.
+        return ModelResponse(parts=[TextPart(write_map_code(codegen))])
     prompt, results, made = _current_turn(messages)
     # The classifier's request quotes the conversation; the newest message is what counts.
     script = match(prompt.rsplit(_NEWEST, 1)[-1])

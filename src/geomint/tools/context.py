@@ -20,6 +20,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, Protocol, TypeVar
 
+from pydantic_ai.models import Model
+
+from geomint.codegen.pipeline import TurnBudget
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
 from geomint.sandbox import Entry as SandboxEntry
@@ -133,6 +136,9 @@ class ToolContext:
         on_append: Given every append (the agent's stream projects them for the UI).
         on_progress: Told when code starts and stops running.
         call_id: The tool call this context serves (None outside a model's call).
+        codegen_model: The model that writes map code (``execute_map_code``); None when
+            only code the calling model wrote can be checked.
+        budget: What map-code generation may still spend in this turn (None: no cap).
     """
 
     chats: Chats
@@ -152,6 +158,8 @@ class ToolContext:
     on_append: OnAppend | None = None
     on_progress: OnProgress | None = None
     call_id: str | None = None
+    codegen_model: Model | None = None
+    budget: TurnBudget | None = None
 
     # -- effects -------------------------------------------------------------------------
 

@@ -18,6 +18,7 @@ from geomint.tools.display import (
 from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
 from geomint.tools.location import GET_CURRENT_LOCATION
+from geomint.tools.mapcode import EXECUTE_MAP_CODE, UNDO_MAP_CHANGE
 from geomint.tools.mapview import SET_LANGUAGE, SET_MAP_STYLE
 from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
@@ -46,6 +47,8 @@ DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
         "fit_bounds": FIT_BOUNDS,
         "set_map_style": SET_MAP_STYLE,
         "set_language": SET_LANGUAGE,
+        "execute_map_code": EXECUTE_MAP_CODE,
+        "undo_map_change": UNDO_MAP_CHANGE,
         "get_current_location": GET_CURRENT_LOCATION,
         "present_figure": PRESENT_FIGURE,
         "record_observation": RECORD_OBSERVATION,

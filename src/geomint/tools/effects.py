@@ -19,7 +19,9 @@ from geomint.tools.results import ToolError
 
 __all__ = ["EFFECTS", "Effect", "EffectRefusedError", "effects_of", "is_effect"]
 
-Effect = Literal["runs_code", "code_entry", "fetched_entry", "display", "network", "location"]
+Effect = Literal[
+    "runs_code", "code_entry", "fetched_entry", "display", "map_style", "network", "location"
+]
 
 #: Each effect and what it means, as a person approving it reads it.
 EFFECTS: Final[Mapping[Effect, str]] = MappingProxyType(
@@ -28,6 +30,7 @@ EFFECTS: Final[Mapping[Effect, str]] = MappingProxyType(
         "code_entry": "adds a layer computed by model-written code to the map",
         "fetched_entry": "adds a layer of data from outside the chat (a provider, a file, a URL)",
         "display": "changes what the map shows (layers shown or hidden, the camera)",
+        "map_style": "changes the map's style with map code (layers, colours, overlays)",
         "network": "asks a data provider or fetches a URL",
         "location": "reads where the person is from their device (always asked)",
     }

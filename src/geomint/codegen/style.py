@@ -1,0 +1,102 @@
+"""The map's style as map code sees it: geomint's layers for the chat's entries, with the
+map changes applied so far on top. A fold of the chat's state, like everything the page
+shows, so the sandbox, the prompt and the page agree on what is there.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from typing import Any, Final
+
+from geomint.state import Workspace
+
+__all__ = ["ENTRY_LAYER_TYPES", "apply_diff", "base_style", "current_style", "entry_layer_ids"]
+
+#: The layers the page draws for every entry, bottom to top, by suffix (``places-1-fill``).
+ENTRY_LAYER_TYPES: Final = (("fill", "fill"), ("line", "line"), ("circle", "circle"),
+                            ("label", "symbol"))  # fmt: skip
+
+
+def entry_layer_ids(entry_id: str) -> list[str]:
+    """The ids of the page's layers for an entry."""
+    return [f"{entry_id}-{suffix}" for suffix, _ in ENTRY_LAYER_TYPES]
+
+
+def base_style(workspace: Workspace) -> dict[str, Any]:
+    """geomint's own sources and layers for the entries on the map (not removed), marked
+    ``"geomint": True``, in the order the page draws them."""
+    sources: dict[str, Any] = {}
+    layers: list[dict[str, Any]] = []
+    for entry in workspace.entries.values():
+        if getattr(entry, "removed", False):
+            continue
+        latest = entry.versions[-1]
+        sources[entry.entry_id] = {"type": "geojson", "geomint": True, "kind": entry.kind,
+                                   "label": latest.label}  # fmt: skip
+        for suffix, kind in ENTRY_LAYER_TYPES:
+            layers.append({"id": f"{entry.entry_id}-{suffix}", "type": kind,
+                           "source": entry.entry_id, "geomint": True})  # fmt: skip
+    return {"sources": sources, "layers": layers, "entries": list(workspace.entries)}
+
+
+def current_style(workspace: Workspace) -> dict[str, Any]:
+    """The map as it is now: :func:`base_style` with every applied map change on top."""
+    style = base_style(workspace)
+    for change in workspace.applied_map_changes:
+        style = apply_diff(style, change.diff)
+    return style
+
+
+def apply_diff(style: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, Any]:
+    """``style`` with ``diff`` applied (a new dict; ``style`` is unchanged).
+
+    A change whose target is gone (an entry removed from the map since) is skipped: the
+    page skips it the same way.
+    """
+    out = copy.deepcopy(dict(style))
+    sources: dict[str, Any] = out["sources"]
+    layers: list[dict[str, Any]] = out["layers"]
+    removed = diff.get("removed") or {}
+    gone = set(removed.get("layers") or [])
+    layers[:] = [layer for layer in layers if layer["id"] not in gone]
+    for source_id in removed.get("sources") or []:
+        sources.pop(source_id, None)
+    added = diff.get("added") or {}
+    for source_id, source in (added.get("sources") or {}).items():
+        sources[source_id] = copy.deepcopy(source)
+    for layer in added.get("layers") or []:
+        if layer.get("source") is not None and layer["source"] not in sources:
+            continue
+        spec = {k: copy.deepcopy(v) for k, v in layer.items() if k != "before"}
+        _insert(layers, spec, layer.get("before"))
+    for change in (diff.get("updated") or {}).get("layers") or []:
+        target = next((layer for layer in layers if layer["id"] == change["id"]), None)
+        if target is None:
+            continue
+        for group in ("paint", "layout"):
+            for name, value in (change.get(group) or {}).items():
+                values = target.setdefault(group, {})
+                if value is None:
+                    values.pop(name, None)
+                else:
+                    values[name] = copy.deepcopy(value)
+        for key in ("filter", "minzoom", "maxzoom"):
+            if key in change:
+                if change[key] is None:
+                    target.pop(key, None)
+                else:
+                    target[key] = copy.deepcopy(change[key])
+        if "before" in change:
+            layers.remove(target)
+            _insert(layers, target, change["before"])
+    for animation in diff.get("animations") or []:
+        target = next((layer for layer in layers if layer["id"] == animation["layer_id"]), None)
+        if target is not None:
+            target.setdefault("paint", {}).update(copy.deepcopy(animation["keyframes"][0]["paint"]))
+    return out
+
+
+def _insert(layers: list[dict[str, Any]], layer: dict[str, Any], before: object) -> None:
+    index = next((i for i, other in enumerate(layers) if other["id"] == before), len(layers))
+    layers.insert(index, layer)

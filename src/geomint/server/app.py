@@ -26,7 +26,16 @@ from geomint.server.errors import ReadableTooLarge, install_error_bodies
 from geomint.server.guards import TOKEN_COOKIE, AllowedHosts, RequireToken, SameOriginWrites
 from geomint.server.limits import MAX_BODY_BYTES, TurnLimiter
 from geomint.server.new_chat import NewChat
-from geomint.server.routes import chats, exports, layers, mapview, page, turns, uploads
+from geomint.server.routes import (
+    chats,
+    exports,
+    layers,
+    mapcode,
+    mapview,
+    page,
+    turns,
+    uploads,
+)
 from geomint.server.routes._deps import Served
 
 __all__ = ["MAX_BODY_BYTES", "TOKEN_COOKIE", "TurnLimiter", "create_app"]
@@ -99,5 +108,6 @@ def create_app(
     app.include_router(layers.router)
     app.include_router(turns.router)
     app.include_router(mapview.router)
+    app.include_router(mapcode.router)
     app.include_router(uploads.router, max_body_size=max_upload)
     return app

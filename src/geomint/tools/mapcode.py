@@ -100,17 +100,19 @@ async def _execute(arguments: MapCodeInput, ctx: ToolContext) -> ToolResult:
             ),
         )
     verified = outcome.verified
+    # The blobs are stored first, so the approval's preview can draw them; one refused
+    # stays unnamed by any change (content-addressed, it costs its bytes once).
+    blobs = [
+        ctx.chats.store.put_blob(ctx.chat_id, data, media_type)
+        for data, media_type in verified.blobs.values()
+    ]
     # ...and the effect before it is applied: the diff in words, and as data the page
     # draws as a preview.
     await ctx.require(
         "map_style",
         {"intent": arguments.intent, "stage": "effect", "description": verified.description,
-         "diff": verified.diff},
+         "diff": verified.diff, "blobs": [b.model_dump(mode="json") for b in blobs]},
     )  # fmt: skip
-    blobs = [
-        ctx.chats.store.put_blob(ctx.chat_id, data, media_type)
-        for data, media_type in verified.blobs.values()
-    ]
     change = MapChanged(
         change_id=ctx.workspace.next_map_change_id(),
         intent=arguments.intent,

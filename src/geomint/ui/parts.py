@@ -51,6 +51,8 @@ __all__ = [
     "FigurePart",
     "LanguagePart",
     "LayerCard",
+    "MapChangePart",
+    "MapUndonePart",
     "MissPart",
     "MonitorRanPart",
     "MonitorSwitchedPart",
@@ -345,6 +347,34 @@ class ApprovalAnsweredPart(_Durable):
     reason: str | None = None
 
 
+# -- map code ----------------------------------------------------------------------------
+
+
+class MapChangePart(_Durable):
+    """Map code changed the map's style: the verified diff for the page to apply.
+
+    The diff is data (MapLibre sources and layers); its sources' ``data`` and ``url`` are
+    geomint's own routes, made here from the entry ids and blob hashes the event keeps.
+    """
+
+    type: Literal["map_change"] = "map_change"
+    change_id: str
+    intent: str
+    description: str
+    diff: dict[str, JsonValue]
+    code: str
+    attempts: int = 1
+    usage: dict[str, JsonValue] = Field(default_factory=dict)
+    spec_version: str
+
+
+class MapUndonePart(_Durable):
+    """A map change was taken back; the page shows the map without it."""
+
+    type: Literal["map_undone"] = "map_undone"
+    change_id: str
+
+
 # -- transient ---------------------------------------------------------------------------
 
 
@@ -419,7 +449,9 @@ DurablePart = Annotated[
     | ApprovalAskedPart
     | ApprovalAnsweredPart
     | BasemapPart
-    | LanguagePart,
+    | LanguagePart
+    | MapChangePart
+    | MapUndonePart,
     Field(discriminator="type"),
 ]
 
@@ -444,6 +476,8 @@ Part = Annotated[
     | ApprovalAnsweredPart
     | BasemapPart
     | LanguagePart
+    | MapChangePart
+    | MapUndonePart
     | RunStartedPart
     | ClassifiedPart
     | TextDeltaPart

@@ -41,6 +41,8 @@ from geomint.state import (
     FigurePresented,
     LanguageChanged,
     LayerStyle,
+    MapChanged,
+    MapChangeUndone,
     MessageAdded,
     MonitorFailed,
     MonitorSwitched,
@@ -70,6 +72,8 @@ from geomint.ui.parts import (
     FigurePart,
     LanguagePart,
     LayerCard,
+    MapChangePart,
+    MapUndonePart,
     MissPart,
     MonitorRanPart,
     MonitorSwitchedPart,
@@ -112,6 +116,7 @@ _NEEDS_STATE: Final = (
     ApprovalAsked,
     EntryWritten,
     EntryDisplayChanged,
+    MapChanged,
 )
 
 
@@ -193,6 +198,10 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
             return [BasemapPart(**at, style=body.style)]
         case LanguageChanged():
             return [LanguagePart(**at, language=body.language)]
+        case MapChanged():
+            return [_map_change(event.chat_id, body, workspace, at)]
+        case MapChangeUndone():
+            return [MapUndonePart(**at, change_id=body.change_id)]
     return []
 
 
@@ -250,6 +259,33 @@ def entry_url(chat_id: str, entry_id: str, version: int) -> str:
     """Where an entry version's GeoJSON is served."""
     chat, entry = quote(chat_id, safe=""), quote(entry_id, safe="")
     return f"/api/chats/{chat}/entries/{entry}?version={version}"
+
+
+def map_blob_url(chat_id: str, sha256: str) -> str:
+    """Where a blob a map change names (GeoJSON or a PNG the code built) is served."""
+    return f"/api/chats/{quote(chat_id, safe='')}/map-blobs/{sha256}"
+
+
+def _map_change(chat_id: str, body: MapChanged, workspace: Workspace, at: _Origin) -> MapChangePart:
+    """The change with its sources pointing at geomint's routes: an entry at the version
+    the change was made over, a blob by its hash."""
+    diff = json.loads(json.dumps(body.diff))
+    for source in ((diff.get("added") or {}).get("sources") or {}).values():
+        data = source.get("data")
+        if source.get("type") == "geojson" and isinstance(data, dict):
+            entry = workspace.entries.get(str(data.get("entry")))
+            if entry is not None:
+                source["data"] = entry_url(chat_id, entry.entry_id, entry.latest.version)
+            elif isinstance(data.get("blob"), str):
+                source["data"] = map_blob_url(chat_id, data["blob"])
+        elif source.get("type") == "image":
+            image = source.pop("image", {})
+            source["url"] = map_blob_url(chat_id, str(image.get("sha256")))
+    return MapChangePart(
+        **at, change_id=body.change_id, intent=body.intent, description=body.description,
+        diff=diff, code=body.code, attempts=body.attempts,
+        usage=body.usage.model_dump(mode="json"), spec_version=body.spec_version,
+    )  # fmt: skip
 
 
 def figure_card(value: Value) -> FigureCard:

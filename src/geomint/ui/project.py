@@ -182,9 +182,13 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
             return [MonitorRanPart(**at, name=body.name, tracker=body.tracker,
                                    trigger=body.trigger, ok=False, error=body.error)]  # fmt: skip
         case ApprovalAsked():
+            about: dict[str, Any] = dict(body.about)
+            proposed = about.get("diff")
+            if isinstance(proposed, dict):  # map code: the page draws it as a preview
+                about["diff"] = routed_diff(event.chat_id, proposed, workspace.entries)
             preview = approval_preview(
                 body.tool, body.arguments, workspace.entries, effects=body.effects,
-                about=body.about,
+                about=about,
             )  # fmt: skip
             return [ApprovalAskedPart(**at, approval_id=body.approval_id, tool=body.tool,
                                       args=body.arguments, effects=body.effects,
@@ -267,13 +271,25 @@ def map_blob_url(chat_id: str, sha256: str) -> str:
 
 
 def _map_change(chat_id: str, body: MapChanged, workspace: Workspace, at: _Origin) -> MapChangePart:
-    """The change with its sources pointing at geomint's routes: an entry at the version
-    the change was made over, a blob by its hash."""
-    diff = json.loads(json.dumps(body.diff))
+    """The change with its sources pointing at geomint's routes."""
+    return MapChangePart(
+        **at, change_id=body.change_id, intent=body.intent, description=body.description,
+        diff=routed_diff(chat_id, body.diff, workspace.entries), code=body.code,
+        attempts=body.attempts, usage=body.usage.model_dump(mode="json"),
+        spec_version=body.spec_version,
+    )  # fmt: skip
+
+
+def routed_diff(
+    chat_id: str, stored: Mapping[str, Any], entries: Mapping[str, Entry]
+) -> dict[str, Any]:
+    """A map diff with its sources' data at geomint's routes: an entry at its version when
+    the change was made, a blob by its hash (a copy; ``stored`` is unchanged)."""
+    diff: dict[str, Any] = json.loads(json.dumps(stored))
     for source in ((diff.get("added") or {}).get("sources") or {}).values():
         data = source.get("data")
         if source.get("type") == "geojson" and isinstance(data, dict):
-            entry = workspace.entries.get(str(data.get("entry")))
+            entry = entries.get(str(data.get("entry")))
             if entry is not None:
                 source["data"] = entry_url(chat_id, entry.entry_id, entry.latest.version)
             elif isinstance(data.get("blob"), str):
@@ -281,11 +297,7 @@ def _map_change(chat_id: str, body: MapChanged, workspace: Workspace, at: _Origi
         elif source.get("type") == "image":
             image = source.pop("image", {})
             source["url"] = map_blob_url(chat_id, str(image.get("sha256")))
-    return MapChangePart(
-        **at, change_id=body.change_id, intent=body.intent, description=body.description,
-        diff=diff, code=body.code, attempts=body.attempts,
-        usage=body.usage.model_dump(mode="json"), spec_version=body.spec_version,
-    )  # fmt: skip
+    return diff
 
 
 def figure_card(value: Value) -> FigureCard:

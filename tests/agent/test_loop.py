@@ -468,7 +468,7 @@ def test_require_approval_refuses_unknown_names_with_the_near_miss(
     assert str(caught.value) == (
         "require_approval names 'proces_data' (did you mean 'process_data'?), neither an "
         "effect nor a tool; the effects are runs_code, code_entry, fetched_entry, display, "
-        "network, location"
+        "map_style, network, location"
     )
 
 

@@ -10,6 +10,7 @@ says what stayed wrong. Nothing here touches a store or the page.
 
 from __future__ import annotations
 
+import ast
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -285,6 +286,13 @@ async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:
 
 
 def extract_code(text: str) -> str:
-    """The body in a model's answer: the first fenced block, else the whole text."""
+    """The body in a model's answer: the first fenced block, else the whole text when it
+    parses as Python, else nothing (an answer in prose holds no code)."""
     found = _FENCE.search(text)
-    return (found.group(1) if found else text).strip("\n")
+    if found:
+        return found.group(1).strip("\n")
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return ""
+    return text.strip("\n")

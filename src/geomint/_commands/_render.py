@@ -36,6 +36,8 @@ from geomint.ui import (
     EntryPart,
     FigureCard,
     FigurePart,
+    MapChangePart,
+    MapUndonePart,
     MissPart,
     MonitorRanPart,
     ObservationPart,
@@ -528,7 +530,54 @@ def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
         case ViewPart() if verbose:
             where = f"fit {list(part.bbox)}" if part.bbox else f"{part.center} zoom {part.zoom}"
             return Text(f"  ⌖ map view {where}", style="dim")
+        case MapChangePart():
+            return render_map_change(part.model_dump(mode="json"))
+        case MapUndonePart():
+            return Text(f"  ↶ map change {part.change_id} undone", style="magenta")
     return None
+
+
+def render_map_change(change: Mapping[str, Any]) -> RenderableType:
+    """A map change (a ``map_change`` part as data) as the terminal shows it: its id and
+    description, then the diff one line per source, layer and property (the page draws
+    it; the terminal lists it)."""
+    head = Text("  ✎ ", style="magenta")
+    head.append(str(change["change_id"]), style="bold magenta")
+    head.append(f"  {_cut(str(change['description']), 200)}")
+    attempts = int(change.get("attempts") or 1)
+    tries = f"{attempts} attempt{'s' * (attempts != 1)}"
+    usage: dict[str, Any] = dict(change.get("usage") or {})
+    tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    cost = f", {tokens:,} tokens" if tokens else ""
+    head.append(f"  ({tries}{cost})", style="dim")
+    lines: list[RenderableType] = [head]
+    diff: dict[str, Any] = dict(change["diff"])
+    added: dict[str, Any] = diff.get("added") or {}
+    for source_id, source in (added.get("sources") or {}).items():
+        lines.append(Text(f"      + source {source_id} ({source.get('type')})", style="green"))
+    for layer in added.get("layers") or []:
+        under = f" under {layer['before']}" if layer.get("before") else ""
+        lines.append(
+            Text(f"      + layer {layer.get('id')} ({layer.get('type')}){under}", style="green")
+        )
+    for layer in (diff.get("updated") or {}).get("layers") or []:
+        for group in ("paint", "layout"):
+            for name, value in (layer.get(group) or {}).items():
+                shown = _cut(json.dumps(value), 80)
+                lines.append(Text(f"      ~ {layer['id']} {name} = {shown}", style="yellow"))
+    for animation in diff.get("animations") or []:
+        names = ", ".join(animation["keyframes"][0]["paint"])
+        seconds = animation["duration_ms"] / 1000
+        lines.append(Text(f"      ▶ {animation['layer_id']} {names} over {seconds:g} s",
+                          style="cyan"))  # fmt: skip
+    camera = diff.get("camera")
+    if camera:
+        lines.append(Text(f"      ⌖ camera {json.dumps(camera)}", style="dim"))
+    removed: dict[str, Any] = diff.get("removed") or {}
+    for what in ("layers", "sources"):
+        for gone in removed.get(what) or []:
+            lines.append(Text(f"      - {what[:-1]} {gone}", style="red"))
+    return Group(*lines)
 
 
 def _monitor(part: MonitorRanPart) -> RenderableType:

@@ -82,6 +82,8 @@ def _print(transcript: dict[str, Any]) -> None:
     from rich.markup import escape  # noqa: PLC0415
     from rich.table import Table  # noqa: PLC0415
 
+    from geomint._commands._render import render_map_change  # noqa: PLC0415
+
     console = Console()
     console.print(
         f"[bold]geomint demo[/bold] (scripted demo model, sandbox: {transcript['sandbox']}), "
@@ -112,6 +114,8 @@ def _print(transcript: dict[str, Any]) -> None:
                 )
                 table.add_row(figure["id"], f"{figure['value']:,}{unit}", figure["label"], sources)
             console.print(table)
+        for change in row["map_changes"]:
+            console.print(render_map_change(change))
         for monitor in row["monitors"]:
             console.print(
                 f"  monitor {monitor['name']} re-ran: {'ok' if monitor['ok'] else 'failed'}"

@@ -23,6 +23,7 @@ from geomint.ui import (
     ChartPart,
     EntryPart,
     FigurePart,
+    MapChangePart,
     MonitorRanPart,
     Part,
     RunEndedPart,
@@ -87,6 +88,10 @@ async def seed_demo_data(context: ToolContext) -> None:
         )
 
 
+#: What a transcript keeps of a map change.
+_MAP_CHANGE = {"change_id", "intent", "description", "diff", "attempts", "usage", "spec_version"}
+
+
 def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:
     """One prompt's run as JSON: tools called, entries written, figures, charts, errors,
     the answer as written (``text``, figures cited by id) and as read (``rendered``), and
@@ -123,6 +128,22 @@ def transcript(prompt: str, parts: Sequence[Part]) -> dict[str, Any]:
             f.model_dump(mode="json") for p in parts if isinstance(p, FigurePart) for f in p.figures
         ],
         "charts": [p.config for p in parts if isinstance(p, ChartPart)],
+        "map_changes": [
+            p.model_dump(
+                mode="json",
+                include={
+                    "change_id",
+                    "intent",
+                    "description",
+                    "diff",
+                    "attempts",
+                    "usage",
+                    "spec_version",
+                },
+            )
+            for p in parts
+            if isinstance(p, MapChangePart)
+        ],
         "monitors": [
             p.model_dump(mode="json", exclude={"seq", "run_id", "at", "type"})
             for p in parts

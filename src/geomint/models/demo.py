@@ -399,7 +399,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
             ),
         ),
         answer="The cafés are drawn as a heatmap under the places: red where they crowd "
-        "together. The change is m-numbered in the layers panel and can be undone.",
+        "together. Its card in the chat can undo it.",
     ),
     DemoPrompt(
         text="Extrude the parks by their area",
@@ -415,8 +415,8 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
                 },
             ),
         ),
-        answer="The parks, gardens and squares stand up in 3D, taller and darker the larger "
-        "their area (measured on the ellipsoid), with the map tilted to show it.",
+        answer="The parks, gardens and squares stand up from the map, taller and darker the "
+        "larger their area (measured on the ellipsoid), with the map tilted to show it.",
     ),
     DemoPrompt(
         text="Animate the route from start to end",
@@ -461,8 +461,8 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
                 },
             ),
         ),
-        answer="The restaurants are counted in H3 hexagons (resolution 9, about 0.1 km² "
-        "each) and drawn as a picture over the map: darker where there are more.",
+        answer="The restaurants are counted in H3 hexagons about a city block across and "
+        "drawn as a picture over the map: darker where there are more.",
     ),
     DemoPrompt(
         text="What can you do?",

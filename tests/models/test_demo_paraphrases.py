@@ -8,6 +8,26 @@ import pytest
 from geomint.models.demo import DEMO_PROMPTS, match
 
 PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "Heatmap of the cafés": (
+        "Show the cafés as a heat map",
+        "make a heatmap of where the cafes are",
+        "Where do the cafés cluster? Draw a heatmap",
+    ),
+    "Extrude the parks by their area": (
+        "Extrude the parks, taller the bigger they are",
+        "show the parks in 3D by size",
+        "Could you extrude each park by how big it is?",
+    ),
+    "Animate the route from start to end": (
+        "Animate the route",
+        "can you animate my route from the start?",
+        "Animate drawing the route from start to finish",
+    ),
+    "A hexagon density surface of the restaurants as an overlay": (
+        "Hexagon density of the restaurants",
+        "a density surface of restaurants over the map",
+        "Show restaurant density as hexagons",
+    ),
     "Cafés within 10 minutes' walk of the central station": (
         "Which cafés can I walk to in 10 minutes from the central station?",
         "cafes within a ten minute walk of the railway station",

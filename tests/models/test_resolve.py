@@ -17,6 +17,7 @@ from geomint.models import describe_model, resolve_model
 
 def test_public_surface() -> None:
     assert sorted(geomint.models.__all__) == [
+        "CODEGEN_MARKER",
         "MODEL_ENV",
         "ModelDescription",
         "ModelSpec",

@@ -27,6 +27,7 @@ import zlib
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
+from geomint.errors import ModelFacingError
 from geomint.sandbox.results import JsonValue, to_json_safe
 
 __all__ = [
@@ -59,7 +60,7 @@ _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 _CAMERA_KEYS: Final = ("center", "zoom", "bearing", "pitch")
 
 
-class MapCodeError(ValueError):
+class MapCodeError(ModelFacingError, ValueError):
     """A ``mapview`` call the map cannot take, said so the model can fix it."""
 
 

@@ -132,8 +132,8 @@ async def _execute(arguments: MapCodeInput, ctx: ToolContext) -> ToolResult:
 
 def map_change_result(change: MapChanged, outcome: MapCodeOutcome | None = None) -> dict[str, Any]:
     """What the model reads of a change: its id, the diff's ids in words, the cost."""
-    diff = change.diff
-    added: dict[str, Any] = diff.get("added") or {}  # type: ignore[assignment]
+    diff: dict[str, Any] = dict(change.diff)
+    added: dict[str, Any] = diff.get("added") or {}
     out: dict[str, Any] = {
         "change_id": change.change_id,
         "applied": change.description,

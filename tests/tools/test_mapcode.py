@@ -203,3 +203,17 @@ def test_png_blob_of_an_image_change_is_named_by_its_hash() -> None:
     ((sha, (data, media)),) = verified.blobs.items()
     assert media == "image/png" and hashlib.sha256(data).hexdigest() == sha
     assert verified.diff["added"]["sources"]["img"]["image"]["sha256"] == sha
+
+
+async def test_an_exported_chat_keeps_the_blobs_its_map_changes_name(ctx: ToolContext) -> None:
+    from geomint.store import Chats, MemoryStore
+
+    await _seeded(ctx)
+    await call(ctx, "execute_map_code", {"intent": "parks in 3D", "entry_ids": ["geometries-1"],
+                                         "code": EXTRUDE_BUILT})  # fmt: skip
+    exported = ctx.chats.export("c1")
+    elsewhere = Chats(MemoryStore())
+    chat = elsewhere.import_(exported, chat_id="c2")
+    (change,) = elsewhere.open(chat).map_changes
+    (blob,) = change.blobs
+    assert elsewhere.read_blob(chat, blob) == ctx.chats.read_blob("c1", blob)

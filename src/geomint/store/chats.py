@@ -23,6 +23,7 @@ from pydantic import ValidationError
 from geomint.errors import UsageError
 from geomint.state.events import (
     EVENT_ADAPTER,
+    AnalysisRecorded,
     BlobRef,
     ChatCreated,
     ChatDeleted,
@@ -30,6 +31,7 @@ from geomint.state.events import (
     EntryWritten,
     Event,
     EventBody,
+    MapChanged,
     is_chat_id,
     title_problem,
 )
@@ -257,8 +259,7 @@ class Chats:
             raise NoSuchChatError(f"no chat {chat_id!r} in this store")
         blobs: dict[str, dict[str, str]] = {}
         for event in events:
-            if isinstance(event.body, EntryWritten):
-                ref = event.body.blob
+            for ref in _blobs_named(event.body):
                 if ref.sha256 not in blobs:
                     data = self.store.get_blob(chat_id, ref)
                     blobs[ref.sha256] = {
@@ -334,6 +335,18 @@ class Chats:
     def read_blob(self, chat_id: str, ref: BlobRef) -> bytes:
         """Return the data of an entry version."""
         return self.store.get_blob(chat_id, ref)
+
+
+def _blobs_named(body: EventBody) -> tuple[BlobRef, ...]:
+    """The blobs an event names: an entry version's data, an analysis result kept apart,
+    the GeoJSON and PNGs of a map change."""
+    if isinstance(body, EntryWritten):
+        return (body.blob,)
+    if isinstance(body, AnalysisRecorded) and body.result_blob is not None:
+        return (body.result_blob,)
+    if isinstance(body, MapChanged):
+        return body.blobs
+    return ()
 
 
 @dataclass(frozen=True)

@@ -217,3 +217,29 @@ async def test_an_exported_chat_keeps_the_blobs_its_map_changes_name(ctx: ToolCo
     (change,) = elsewhere.open(chat).map_changes
     (blob,) = change.blobs
     assert elsewhere.read_blob(chat, blob) == ctx.chats.read_blob("c1", blob)
+
+
+async def test_the_model_is_told_which_map_changes_exist(ctx: ToolContext) -> None:
+    from geomint.agent._prompt import state_note
+
+    await _seeded(ctx)
+    await call(ctx, "execute_map_code", {"intent": "heat", "code": HEAT})
+    await call(ctx, "execute_map_code", {"intent": "parks in 3D", "code": EXTRUDE_BUILT,
+                                         "entry_ids": ["geometries-1"]})  # fmt: skip
+    await call(ctx, "undo_map_change", {"change_id": "m2"})
+    note = state_note(ctx.refresh())
+    assert "- m1: adds a heatmap layer cafe-heat over places-1; changes circle-opacity" in note
+    assert "m2" not in note
+    recalled = model_of(await call(ctx, "recall_state", {}))
+    assert [(c["id"], c["undone"]) for c in recalled["map_changes"]] == [("m1", False),
+                                                                         ("m2", True)]  # fmt: skip
+
+
+async def test_code_reading_an_entry_not_named_is_told_to_name_it(ctx: ToolContext) -> None:
+    await _seeded(ctx)
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "execute_map_code", {"intent": "parks in 3D", "code": EXTRUDE_BUILT})
+    assert "only the entries in execute_map_code's entry_ids reach the code" in (
+        caught.value.message
+    )
+    assert "places_entry_ids" not in caught.value.message

@@ -150,4 +150,5 @@ async def test_recall_state_of_an_empty_chat(ctx: ToolContext) -> None:
         "values": [],
         "view": None,
         "misses": [],
+        "map_changes": [],
     }

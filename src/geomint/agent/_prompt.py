@@ -56,4 +56,11 @@ def state_note(workspace: Workspace, files: Sequence[tuple[str, str]] = ()) -> s
     if workspace.values:
         last = workspace.values[-1].id
         lines.append(f"Figures minted so far: v1..{last} (recall_state lists them).")
+    applied = workspace.applied_map_changes
+    if applied:
+        lines.append("Map changes made with execute_map_code (undo_map_change takes one back):")
+        for change in applied[-_LISTED:]:
+            # The description is ours, made from the diff; cut like a label all the same.
+            said = " ".join(change.description.split())[:200]
+            lines.append(f"- {change.change_id}: {said}")
     return "\n".join([*lines, *tail])

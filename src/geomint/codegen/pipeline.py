@@ -264,8 +264,16 @@ def _run_problem(result: SandboxResult) -> str:
     if result.violations:
         text = "\n".join(f"- {v}" for v in result.violations)
         return f"Gate 1 refused the code before it ran:\n{text}"
-    hint = f"\nHint: {result.hint}" if result.hint else ""
-    return f"the code failed when it ran: {result.error}{hint}"
+    hint = result.hint
+    if hint is not None and "_entry_ids" in hint:
+        # The data tools' hint names their arguments; map code has one list for all kinds.
+        hint = (
+            "only the entries in execute_map_code's entry_ids reach the code (as `<kind>` "
+            "and `<kind>_by_entry`); the other kinds are None. Name every entry the change "
+            "reads in entry_ids, or guard with `if places:` before using one"
+        )
+    said = f"\nHint: {hint}" if hint else ""
+    return f"the code failed when it ran: {result.error}{said}"
 
 
 async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:

@@ -136,6 +136,15 @@ def state_summary(workspace: Workspace) -> dict[str, Any]:
             {"tool": m.tool, "reason": m.reason, **({"code": m.code} if m.code else {})}
             for m in workspace.misses[-5:]
         ],
+        "map_changes": [
+            {
+                "id": c.change_id,
+                "intent": c.intent,
+                "applied": c.description,
+                "undone": c.change_id in workspace.undone,
+            }
+            for c in workspace.map_changes
+        ],
     }
 
 
@@ -148,7 +157,8 @@ RECALL_STATE: Final = ToolEntry(
     changes_chat=False,
     description=(
         "Recall everything this chat holds: entries of every kind, analyses (and which are "
-        "monitoring), minted figures with their ids, the map view. Reads state; never fetches."
+        "monitoring), minted figures with their ids, the map view, the map changes made with "
+        "map code. Reads state; never fetches."
     ),
     input_schema=StateInput,
     execute=_recall_state,

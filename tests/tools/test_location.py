@@ -21,7 +21,7 @@ def _page(reply: Mapping[str, Any] | None, asked: list[tuple[str, bool]]) -> Any
     """An authorize that answers ``location`` with ``reply``, as the page would."""
 
     async def authorize(
-        effect: str, about: dict[str, Any], *, always: bool = False
+        effect: str, about: dict[str, Any], *, always: bool = False, again: bool = False
     ) -> Mapping[str, Any] | None:
         asked.append((effect, always))
         return reply if effect == "location" else None
@@ -63,7 +63,7 @@ async def test_without_a_page_it_says_so(ctx: ToolContext) -> None:
 
 
 async def test_a_refusal_is_the_models_to_read(make_ctx: MakeCtx) -> None:
-    async def refuse(effect: str, about: dict[str, Any], *, always: bool = False) -> None:
+    async def refuse(effect: str, about: dict[str, Any], **_: bool) -> None:
         raise EffectRefusedError("get_current_location was refused: permission denied")
 
     ctx = make_ctx(authorize=refuse)

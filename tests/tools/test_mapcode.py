@@ -109,7 +109,7 @@ async def test_code_that_stays_wrong_changes_nothing_and_says_why(ctx: ToolConte
 async def test_approval_sees_the_intent_then_the_diff(make_ctx: MakeCtx) -> None:
     asked: list[dict[str, Any]] = []
 
-    async def authorize(effect: str, about: dict[str, Any], *, always: bool = False) -> None:
+    async def authorize(effect: str, about: dict[str, Any], **_: bool) -> None:
         asked.append({"effect": effect, **about})
 
     ctx = make_ctx(authorize=authorize)
@@ -127,7 +127,7 @@ async def test_approval_sees_the_intent_then_the_diff(make_ctx: MakeCtx) -> None
 
 
 async def test_a_refused_diff_is_not_applied(make_ctx: MakeCtx) -> None:
-    async def authorize(effect: str, about: dict[str, Any], *, always: bool = False) -> None:
+    async def authorize(effect: str, about: dict[str, Any], **_: bool) -> None:
         if about.get("stage") == "effect":
             raise EffectRefusedError("map_style was refused: not now")
 

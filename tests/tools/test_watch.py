@@ -181,7 +181,7 @@ async def test_a_rerun_asks_for_the_layer_it_would_add(make_ctx: MakeCtx) -> Non
     # A monitor's re-run is its own effect: refusing it keeps its layer off the map.
     asked: list[tuple[str, bool]] = []
 
-    async def authorize(effect: str, about: dict[str, Any], *, always: bool = False) -> None:
+    async def authorize(effect: str, about: dict[str, Any], **_: bool) -> None:
         asked.append((effect, ctx.rerunning))
         if effect == "code_entry" and ctx.rerunning:
             raise EffectRefusedError("code_entry was refused: not now")

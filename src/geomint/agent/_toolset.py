@@ -239,13 +239,13 @@ class _EffectGuard:
     approved: set[Effect] = field(default_factory=set)
 
     async def authorize(
-        self, effect: Effect, about: dict[str, Any], *, always: bool = False
+        self, effect: Effect, about: dict[str, Any], *, always: bool = False, again: bool = False
     ) -> Mapping[str, Any] | None:
         required = self.turn.policy.effects
         if effect not in required and not always:
             return None
         rerun = self.ctx.rerunning
-        if effect in self.approved and not rerun:
+        if effect in self.approved and not rerun and not again:
             return None
         # A re-run is its own effect: what the call was approved for does not cover it.
         wanted = (effect,) if rerun else tuple(sorted({effect} | (self.entry.effects & required)))

@@ -36,6 +36,8 @@ __all__ = [
 
 _FENCE: Final = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 _MAX_CODE: Final = 20_000
+#: Characters of an answer read for code: a body is at most _MAX_CODE, with room for prose.
+_MAX_ANSWER: Final = 100_000
 
 
 @dataclass
@@ -211,7 +213,13 @@ async def generate_verified_map_code(
                 skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
                 skill_chars=skill_chars, timings=timings,
             )  # fmt: skip
-    last = attempts[-1].problem if attempts else "no code was given and no model can write it"
+    # What the last body with code in it got wrong (a later answer in prose holds none).
+    written = [a for a in attempts if a.code.strip()]
+    last = (
+        (written or attempts)[-1].problem
+        if attempts
+        else "no code was given and no model can write it"
+    )
     tried = len(attempts)
     return _failed(
         attempts, usage, skills, prompt_chars, skill_chars, timings,
@@ -296,11 +304,14 @@ async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:
 def extract_code(text: str) -> str:
     """The body in a model's answer: the first fenced block, else the whole text when it
     parses as Python, else nothing (an answer in prose holds no code)."""
+    if len(text) > _MAX_ANSWER:
+        text = text[:_MAX_ANSWER]
     found = _FENCE.search(text)
     if found:
         return found.group(1).strip("\n")
     try:
         ast.parse(text)
-    except SyntaxError:
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        # A hostile answer can nest past the parser's stack; it holds no usable code.
         return ""
     return text.strip("\n")

@@ -9,6 +9,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any, Final
 
+from geomint.codegen.verify import stored_diff_problem
 from geomint.state import Workspace
 
 __all__ = ["ENTRY_LAYER_TYPES", "apply_diff", "base_style", "current_style", "entry_layer_ids"]
@@ -41,15 +42,21 @@ def base_style(workspace: Workspace) -> dict[str, Any]:
 
 
 def current_style(workspace: Workspace) -> dict[str, Any]:
-    """The map as it is now: :func:`base_style` with every applied map change on top."""
+    """The map as it is now: :func:`base_style` with every applied map change on top.
+
+    A stored change that does not pass :func:`~geomint.codegen.verify.stored_diff_problem`
+    (a damaged or hostile import) is left out, as the page leaves it out.
+    """
     style = base_style(workspace)
     for change in workspace.applied_map_changes:
-        style = apply_diff(style, change.diff)
+        if stored_diff_problem(change.diff, style) is None:
+            style = apply_diff(style, change.diff)
     return style
 
 
 def apply_diff(style: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, Any]:
-    """``style`` with ``diff`` applied (a new dict; ``style`` is unchanged).
+    """``style`` with ``diff`` applied (a new dict; ``style`` is unchanged), in the order
+    the page applies it (``docs/map-code.md``).
 
     A change whose target is gone (an entry removed from the map since) is skipped: the
     page skips it the same way.
@@ -65,13 +72,9 @@ def apply_diff(style: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, A
     added = diff.get("added") or {}
     for source_id, source in (added.get("sources") or {}).items():
         sources[source_id] = copy.deepcopy(source)
-    for layer in added.get("layers") or []:
-        if layer.get("source") is not None and layer["source"] not in sources:
-            continue
-        spec = {k: copy.deepcopy(v) for k, v in layer.items() if k != "before"}
-        _insert(layers, spec, layer.get("before"))
+    by_id = {layer["id"]: layer for layer in layers}
     for change in (diff.get("updated") or {}).get("layers") or []:
-        target = next((layer for layer in layers if layer["id"] == change["id"]), None)
+        target = by_id.get(change["id"])
         if target is None:
             continue
         for group in ("paint", "layout"):
@@ -87,9 +90,21 @@ def apply_diff(style: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, A
                     target.pop(key, None)
                 else:
                     target[key] = copy.deepcopy(change[key])
-        if "before" in change:
-            layers.remove(target)
-            _insert(layers, target, change["before"])
+    placements: list[tuple[dict[str, Any], object]] = []
+    for layer in added.get("layers") or []:
+        if layer.get("source") is not None and layer["source"] not in sources:
+            continue
+        spec = {k: copy.deepcopy(v) for k, v in layer.items() if k != "before"}
+        placements.append((spec, layer.get("before")))
+    for change in (diff.get("updated") or {}).get("layers") or []:
+        if "before" in change and change["id"] in by_id:
+            placements.append((by_id[change["id"]], change["before"]))
+    # From the top of the final order down: each layer goes under one already in place.
+    order = {layer_id: index for index, layer_id in enumerate(diff.get("order") or [])}
+    placements.sort(key=lambda placed: order.get(placed[0]["id"], len(order)), reverse=True)
+    for layer, before in placements:
+        layers[:] = [other for other in layers if other is not layer]
+        _insert(layers, layer, before)
     for animation in diff.get("animations") or []:
         target = next((layer for layer in layers if layer["id"] == animation["layer_id"]), None)
         if target is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -21,11 +22,15 @@ from geomint.codegen import stylespec
 from geomint.codegen.stylespec import SpecViolation
 from geomint.sandbox import MapCodeError, replay
 
-__all__ = ["MAX_DIFF_CHARS", "Verified", "describe", "verify_ops"]
+__all__ = ["MAX_DIFF_CHARS", "Verified", "describe", "stored_diff_problem", "verify_ops"]
 
 #: The diff's own size in characters (built GeoJSON and PNGs travel as blobs beside it).
 MAX_DIFF_CHARS: Final = 200_000
 _BLOB_URL: Final = "geomint-blob:"
+_SHA256: Final = re.compile(r"^[0-9a-f]{64}$")
+_ENTRY_ID: Final = re.compile(r"^[a-z_]+-(0|[1-9][0-9]*)$")
+_DIFF_KEYS: Final = frozenset({"added", "removed", "updated", "camera", "animations", "order"})
+_CAMERA_KINDS: Final = frozenset({"fly_to", "ease_to", "fit_bounds"})
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,6 +71,7 @@ def verify_ops(
     for layer in added["layers"]:
         spec = {k: v for k, v in layer.items() if k != "before"}
         found += stylespec.validate_layer(spec, source_types=source_types)
+        found += _no_fonts(layer.get("layout"), str(layer.get("id")))
     for change in diff["updated"]["layers"]:
         found += _check_update(change, layer_types)
     for animation in diff["animations"]:
@@ -97,13 +103,102 @@ def verify_ops(
     return Verified(diff=diff, blobs=blobs, description=describe(diff))
 
 
+def stored_diff_problem(diff: object, style: Mapping[str, Any]) -> str | None:
+    """Why a stored diff must not be applied over ``style``, or None when it may.
+
+    A diff made here passed :func:`verify_ops`; one read from a store may not have been
+    made here (an imported chat, a damaged database). So it is checked again, whole: its
+    shape, sources that name an entry or a blob by hash (never a URL), every layer,
+    property and animation against the style specification, and the size cap.
+    """
+    try:
+        found = _stored_problems(diff, style)
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+        return f"the stored change is damaged ({type(exc).__name__})"
+    return "; ".join(found[:5]) if found else None
+
+
+def _stored_problems(diff: object, style: Mapping[str, Any]) -> list[str]:
+    if not isinstance(diff, dict) or not set(diff) <= _DIFF_KEYS:
+        return ["it is not a map diff"]
+    if len(json.dumps(diff)) > MAX_DIFF_CHARS:
+        return [f"it is over {MAX_DIFF_CHARS:,} characters"]
+    added = diff.get("added") or {}
+    removed = diff.get("removed") or {}
+    sources = added.get("sources") or {}
+    layers = added.get("layers") or []
+    updates = (diff.get("updated") or {}).get("layers") or []
+    animations = diff.get("animations") or []
+    if not (isinstance(sources, dict) and isinstance(layers, list) and isinstance(updates, list)
+            and isinstance(animations, list) and isinstance(removed, dict)):  # fmt: skip
+        return ["its parts are not of a diff's shape"]
+    found: list[SpecViolation] = []
+    problems: list[str] = []
+    for source_id, source in sources.items():
+        problem = _stored_source(source)
+        if problem is not None:
+            problems.append(f"source {str(source_id)[:64]!r} {problem}")
+        else:
+            found += stylespec.validate_source(
+                str(source_id), _as_spec_source(source), url_check=_only_blobs
+            )
+    gone = set(removed.get("sources") or []) | set(removed.get("layers") or [])
+    source_types = {
+        str(k): str(v.get("type")) for k, v in style["sources"].items() if k not in gone
+    }
+    source_types.update({str(k): str(v.get("type")) for k, v in sources.items()})
+    layer_types = {str(x["id"]): str(x.get("type")) for x in style["layers"] if x["id"] not in gone}
+    for layer in layers:
+        spec = {k: v for k, v in layer.items() if k != "before"}
+        found += stylespec.validate_layer(spec, source_types=source_types)
+        found += _no_fonts(layer.get("layout"), str(layer.get("id")))
+        layer_types[str(layer.get("id"))] = str(layer.get("type"))
+    for change in updates:
+        found += _check_update(change, layer_types)
+    for animation in animations:
+        frames = animation["keyframes"]
+        if not isinstance(frames, list) or not 2 <= len(frames) <= 50:
+            problems.append("an animation has no keyframes to play")
+            continue
+        found += _check_animation(animation, layer_types)
+    camera = diff.get("camera")
+    if camera is not None and (
+        not isinstance(camera, dict) or camera.get("kind") not in _CAMERA_KINDS
+    ):
+        problems.append("its camera move is not one the page makes")
+    return problems + [str(v) for v in found]
+
+
+def _stored_source(source: object) -> str | None:
+    """Why a stored source is not one map code makes, or None."""
+    if not isinstance(source, dict):
+        return "is not a source"
+    if source.get("type") == "geojson":
+        data = source.get("data")
+        if not isinstance(data, dict) or len(data) != 1:
+            return "names neither an entry nor a blob"
+        if "entry" in data and isinstance(data["entry"], str) and _ENTRY_ID.match(data["entry"]):
+            return None
+        if "blob" in data and isinstance(data["blob"], str) and _SHA256.match(data["blob"]):
+            return None
+        return "names neither an entry nor a blob"
+    if source.get("type") == "image":
+        image = source.get("image")
+        if set(source) != {"type", "image", "coordinates"} or not isinstance(image, dict):
+            return "is not an image map code made"
+        if not isinstance(image.get("sha256"), str) or not _SHA256.match(image["sha256"]):
+            return "names its picture by no hash"
+        return None
+    return f"has type {str(source.get('type'))[:20]!r}, which map code does not make"
+
+
 def _as_spec_source(source: Mapping[str, Any]) -> dict[str, Any]:
     """The source as the specification knows it: an entry or a blob stands in as a URL the
     check lets through, so everything else about the source is still checked."""
     spec = dict(source)
     if spec.get("type") == "geojson":
         data = spec.get("data")
-        if isinstance(data, dict) and "entry" in data:
+        if isinstance(data, dict) and ("entry" in data or "blob" in data):
             spec["data"] = f"{_BLOB_URL}entry"
     elif spec.get("type") == "image":
         image = spec.pop("image", {})
@@ -123,7 +218,9 @@ def _only_blobs(url: str) -> str | None:
 def _check_update(change: Mapping[str, Any], layer_types: Mapping[str, str]) -> list[SpecViolation]:
     layer_id = str(change["id"])
     kind = layer_types.get(layer_id, "")
-    found: list[SpecViolation] = []
+    if kind not in stylespec.LAYER_TYPES:
+        return [_no_layer(layer_id, kind)]
+    found: list[SpecViolation] = _no_fonts(change.get("layout"), layer_id)
     for name, value in (change.get("paint") or {}).items():
         if value is not None:
             found += _at(stylespec.validate_paint_property(kind, name, value), layer_id)
@@ -140,6 +237,8 @@ def _check_animation(
 ) -> list[SpecViolation]:
     layer_id = str(animation["layer_id"])
     kind = layer_types.get(layer_id, "")
+    if kind not in stylespec.LAYER_TYPES:
+        return [_no_layer(layer_id, kind)]
     found: list[SpecViolation] = []
     for index, frame in enumerate(animation["keyframes"]):
         for name, value in frame["paint"].items():
@@ -152,6 +251,28 @@ def _check_animation(
                     )
                 )
     return found
+
+
+def _no_layer(layer_id: str, kind: str) -> SpecViolation:
+    return SpecViolation(
+        path=f"layers.{layer_id}",
+        rule="layer-type",
+        message=f"layer {layer_id!r} is not on the map as a layer of a known type ({kind!r})",
+    )
+
+
+def _no_fonts(layout: object, layer_id: str) -> list[SpecViolation]:
+    # A font name goes into the glyph URL the page requests, on whatever host serves the
+    # basemap's glyphs: a way to send text out by request. The page's fonts are enough.
+    if isinstance(layout, Mapping) and layout.get("text-font") is not None:
+        return [
+            SpecViolation(
+                path=f"layers.{layer_id}.layout.text-font",
+                rule="font",
+                message="map code uses the map's own fonts: leave text-font unset",
+            )
+        ]
+    return []
 
 
 def _at(found: list[SpecViolation], layer_id: str) -> list[SpecViolation]:

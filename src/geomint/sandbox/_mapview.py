@@ -20,6 +20,7 @@ import base64
 import copy
 import hashlib
 import math
+import re
 import struct
 import sys
 import types
@@ -56,6 +57,7 @@ MAX_PNG_BYTES: Final = 8 * 1024 * 1024
 MAX_ANIMATION_FRAMES: Final = 50
 MAX_ANIMATION_MS: Final = 60_000
 _ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+_ENTRY_SHAPED: Final = re.compile(r"^[a-z_]+-[0-9]+(-[a-z]+)?$")
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
 _CAMERA_KEYS: Final = ("center", "zoom", "bearing", "pitch")
 
@@ -142,7 +144,7 @@ class MapView:
     ) -> tuple[dict[str, Any], dict[str, JsonValue]]:
         allowed = {"type", "data", "lineMetrics", "generateId", "promoteId", "attribution",
                    "maxzoom", "buffer", "tolerance", "cluster", "clusterRadius",
-                   "clusterMaxZoom", "clusterMinPoints", "clusterProperties"}  # fmt: skip
+                   "clusterMaxZoom", "clusterMinPoints"}  # fmt: skip
         _no_other_keys(source, allowed, f"source {source_id!r}")
         data = source.get("data")
         options = {k: to_json_safe(v) for k, v in source.items() if k not in ("type", "data")}
@@ -502,23 +504,44 @@ _REPLAYABLE: Final[dict[str, Any]] = {
 def _diff(
     before: Mapping[str, Any], after: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]
 ) -> dict[str, JsonValue]:
+    """What changed, applied in this order: remove ``removed`` layers then sources, add
+    ``added`` sources, set ``updated`` properties, place ``added`` layers and moved
+    ``updated`` ones from the top of ``order`` down (each under its ``before``), then the
+    camera and the animations. A layer or source removed and added again, or whose type
+    or source changed, is *replaced*: removed and added, so the new one is checked whole.
+    """
     old_sources, new_sources = before["sources"], after["sources"]
     old_layers = {layer["id"]: layer for layer in before["layers"]}
-    new_order = [layer["id"] for layer in after["layers"]]
     new_layers = {layer["id"]: layer for layer in after["layers"]}
+    order = [layer["id"] for layer in after["layers"]]
+
+    def named(op: str, key: str) -> set[str]:
+        return {str(o["args"].get(key)) for o in ops if o.get("op") == op}
+
+    replaced_sources = {
+        k for k in old_sources
+        if k in new_sources and (k in named("remove_source", "source_id")
+                                 or old_sources[k] != new_sources[k])
+    }  # fmt: skip
+    replaced_layers = {
+        i for i in old_layers
+        if i in new_layers and (
+            i in named("remove_layer", "layer_id")
+            or old_layers[i].get("type") != new_layers[i].get("type")
+            or old_layers[i].get("source") != new_layers[i].get("source")
+            or new_layers[i].get("source") in replaced_sources
+        )
+    }  # fmt: skip
 
     def above(layer_id: str) -> str | None:
-        index = new_order.index(layer_id)
-        return new_order[index + 1] if index + 1 < len(new_order) else None
+        index = order.index(layer_id)
+        return order[index + 1] if index + 1 < len(order) else None
 
-    added_sources = {k: v for k, v in new_sources.items() if k not in old_sources}
-    added_layers: list[JsonValue] = [
-        {**new_layers[i], "before": above(i)} for i in new_order if i not in old_layers
-    ]
+    kept = [i for i in order if i in old_layers and i not in replaced_layers]
+    old_kept = [i for i in (layer["id"] for layer in before["layers"]) if i in kept]
+    moved = named("move_layer", "layer_id")
     updated: list[JsonValue] = []
-    old_order = [layer["id"] for layer in before["layers"] if layer["id"] in new_layers]
-    kept_order = [i for i in new_order if i in old_layers]
-    for layer_id in kept_order:
+    for layer_id in kept:
         old, new = old_layers[layer_id], new_layers[layer_id]
         change: dict[str, JsonValue] = {}
         for group in ("paint", "layout"):
@@ -531,27 +554,37 @@ def _diff(
             if old.get(key) != new.get(key):
                 change[key] = new.get(key)
                 change[f"previous_{key}"] = old.get(key)
-        if old_order.index(layer_id) != kept_order.index(layer_id) or any(
-            op.get("op") == "move_layer" and op["args"].get("layer_id") == layer_id for op in ops
-        ):
+        if old_kept.index(layer_id) != kept.index(layer_id) or layer_id in moved:
             change["before"] = above(layer_id)
         if change:
             updated.append({"id": layer_id, **change})
-    camera = [
-        dict(op, args=op["args"])
-        for op in ops
-        if op.get("op") in ("fly_to", "ease_to", "fit_bounds")
-    ]
-    animations = [op["args"] for op in ops if op.get("op") == "animate"]
+    camera = [op for op in ops if op.get("op") in ("fly_to", "ease_to", "fit_bounds")]
     return {
-        "added": {"sources": added_sources, "layers": added_layers},
+        "added": {
+            "sources": {
+                k: v
+                for k, v in new_sources.items()
+                if k not in old_sources or k in replaced_sources
+            },
+            "layers": [
+                {**new_layers[i], "before": above(i)}
+                for i in order
+                if i not in old_layers or i in replaced_layers
+            ],
+        },
         "removed": {
-            "sources": [k for k in old_sources if k not in new_sources],
-            "layers": [i for i in old_layers if i not in new_layers],
+            "sources": [k for k in old_sources if k not in new_sources or k in replaced_sources],
+            "layers": [i for i in old_layers if i not in new_layers or i in replaced_layers],
         },
         "updated": {"layers": updated},
         "camera": ({"kind": camera[-1]["op"], **camera[-1]["args"]} if camera else None),
-        "animations": animations,
+        # An animation of a layer the code then removed has nothing to play on.
+        "animations": [
+            op["args"]
+            for op in ops
+            if op.get("op") == "animate" and op["args"].get("layer_id") in new_layers
+        ],
+        "order": list(order),
     }
 
 
@@ -563,6 +596,12 @@ def _id(value: object, what: str) -> str:
         raise MapCodeError(
             f"a {what} id is 1 to 64 letters, digits, '-', '_' or '.', such as 'cafe-heat'; "
             f"got {value!r}"[:300]
+        )
+    if _ENTRY_SHAPED.match(value):
+        # places-2 and places-2-circle are kept for the entries geomint writes next.
+        raise MapCodeError(
+            f"{value!r} has the shape of an entry's id (a kind, a number, a part); pick a "
+            "name of your own, such as 'cafe-heat'"
         )
     return value
 

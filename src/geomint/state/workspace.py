@@ -300,9 +300,11 @@ class Workspace(BaseModel):
         index = next((i for i, c in enumerate(applied) if c.change_id == change_id), None)
         if index is None:
             return None
-        added = _added_ids(applied[index].diff)
+        # What it added (later changes may draw on it) and what it removed (later changes
+        # may have taken the id again): undoing it would break or duplicate those.
+        ids = _added_ids(applied[index].diff) | _removed_ids(applied[index].diff)
         for later in reversed(applied[index + 1 :]):
-            if added & _touched_ids(later.diff):
+            if ids & _touched_ids(later.diff):
                 return later
         return None
 
@@ -634,21 +636,39 @@ def fold(events: Iterable[Event], start: Workspace | str) -> Workspace:
 
 
 def _added_ids(diff: Mapping[str, Any]) -> set[str]:
-    added = diff.get("added") or {}
-    sources = added.get("sources") or {}
-    layers = added.get("layers") or []
-    return {str(k) for k in sources} | {str(layer.get("id")) for layer in layers}
+    added = _part(diff, "added")
+    sources = added.get("sources")
+    layers = added.get("layers")
+    out = {str(k) for k in sources} if isinstance(sources, dict) else set()
+    return out | _ids(layers, "id")
+
+
+def _removed_ids(diff: Mapping[str, Any]) -> set[str]:
+    removed = _part(diff, "removed")
+    return _ids(removed.get("layers"), None) | _ids(removed.get("sources"), None)
 
 
 def _touched_ids(diff: Mapping[str, Any]) -> set[str]:
-    """Every layer and source id a diff names: what it draws from, styles, moves, removes
-    or animates."""
-    added = diff.get("added") or {}
-    ids = {str(layer.get("source")) for layer in added.get("layers") or []}
-    ids |= {str(layer.get("before")) for layer in added.get("layers") or []}
-    ids |= {str(layer.get("id")) for layer in (diff.get("updated") or {}).get("layers") or []}
-    ids |= {str(layer.get("before")) for layer in (diff.get("updated") or {}).get("layers") or []}
-    removed = diff.get("removed") or {}
-    ids |= {str(i) for i in (removed.get("layers") or []) + (removed.get("sources") or [])}
-    ids |= {str(a.get("layer_id")) for a in diff.get("animations") or []}
-    return ids
+    """Every layer and source id a diff names: what it adds, draws from, styles, moves,
+    removes or animates."""
+    added = _part(diff, "added")
+    layers = added.get("layers")
+    updates = _part(diff, "updated").get("layers")
+    ids = _added_ids(diff) | _removed_ids(diff)
+    ids |= _ids(layers, "source") | _ids(layers, "before")
+    ids |= _ids(updates, "id") | _ids(updates, "before")
+    return ids | _ids(diff.get("animations"), "layer_id")
+
+
+def _part(diff: Mapping[str, Any], key: str) -> Mapping[str, Any]:
+    # A stored diff is data that may have come from an import: read it defensively.
+    value = diff.get(key) if isinstance(diff, Mapping) else None
+    return value if isinstance(value, Mapping) else {}
+
+
+def _ids(items: object, key: str | None) -> set[str]:
+    if not isinstance(items, list):
+        return set()
+    if key is None:
+        return {str(i) for i in items}
+    return {str(i.get(key)) for i in items if isinstance(i, Mapping) and i.get(key) is not None}

@@ -43,7 +43,7 @@ class Authorize(Protocol):
     ``always`` asks even where the application's policy does not require the effect."""
 
     def __call__(
-        self, effect: Effect, about: dict[str, Any], *, always: bool = False
+        self, effect: Effect, about: dict[str, Any], *, always: bool = False, again: bool = False
     ) -> Awaitable[Mapping[str, Any] | None]: ...
 
 
@@ -164,13 +164,20 @@ class ToolContext:
     # -- effects -------------------------------------------------------------------------
 
     async def require(
-        self, effect: Effect, preview: Mapping[str, Any] | None = None, *, always: bool = False
+        self,
+        effect: Effect,
+        preview: Mapping[str, Any] | None = None,
+        *,
+        always: bool = False,
+        again: bool = False,
     ) -> Mapping[str, Any] | None:
         """Go ahead with ``effect`` only if the application allows it here and now.
 
         ``preview`` says what is about to happen (the code, the layer's label and size),
         for the person asked. ``always`` asks the person even where the application does
-        not require approval for ``effect`` (a URL the person never gave).
+        not require approval for ``effect`` (a URL the person never gave). ``again`` asks
+        even when the call was approved for ``effect`` already: a second look at what it
+        turned into (map code's diff, after its intent was approved).
 
         Returns:
             What the person's page sent back with a yes, when the question asked it
@@ -181,7 +188,7 @@ class ToolContext:
             EffectRefusedError: The effect needs approval and was refused.
         """
         if self.authorize is not None:
-            return await self.authorize(effect, dict(preview or {}), always=always)
+            return await self.authorize(effect, dict(preview or {}), always=always, again=again)
         return None
 
     # -- state ---------------------------------------------------------------------------

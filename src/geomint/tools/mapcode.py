@@ -112,6 +112,7 @@ async def _execute(arguments: MapCodeInput, ctx: ToolContext) -> ToolResult:
         "map_style",
         {"intent": arguments.intent, "stage": "effect", "description": verified.description,
          "diff": verified.diff, "blobs": [b.model_dump(mode="json") for b in blobs]},
+        again=True,
     )  # fmt: skip
     change = MapChanged(
         change_id=ctx.workspace.next_map_change_id(),

@@ -366,6 +366,13 @@ class MapChangePart(_Durable):
     attempts: int = 1
     usage: dict[str, JsonValue] = Field(default_factory=dict)
     spec_version: str
+    #: Why the stored change is not shown (an import that does not pass the checks); its
+    #: diff is then empty. Left out when there is none.
+    problem: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_unset_problem(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return without_none(handler(self), "problem")
 
 
 class MapUndonePart(_Durable):

@@ -24,6 +24,8 @@ from urllib.parse import quote
 
 from pydantic import JsonValue
 
+from geomint.codegen.style import current_style
+from geomint.codegen.verify import stored_diff_problem
 from geomint.provenance import Value
 from geomint.provenance.citations import CheckedText
 from geomint.state import (
@@ -271,13 +273,24 @@ def map_blob_url(chat_id: str, sha256: str) -> str:
 
 
 def _map_change(chat_id: str, body: MapChanged, workspace: Workspace, at: _Origin) -> MapChangePart:
-    """The change with its sources pointing at geomint's routes."""
+    """The change with its sources pointing at geomint's routes; a stored change that does
+    not pass the checks again (an import) is shown with its problem and an empty diff."""
+    before = current_style(workspace.model_copy(update={"map_changes": workspace.map_changes[:-1]}))
+    problem = stored_diff_problem(body.diff, before)
+    diff = routed_diff(chat_id, body.diff, workspace.entries) if problem is None else EMPTY_DIFF
     return MapChangePart(
         **at, change_id=body.change_id, intent=body.intent, description=body.description,
-        diff=routed_diff(chat_id, body.diff, workspace.entries), code=body.code,
-        attempts=body.attempts, usage=body.usage.model_dump(mode="json"),
-        spec_version=body.spec_version,
+        diff=diff, code=body.code, attempts=body.attempts,
+        usage=body.usage.model_dump(mode="json"), spec_version=body.spec_version,
+        problem=problem,
     )  # fmt: skip
+
+
+#: What the page is given for a stored change it must not apply.
+EMPTY_DIFF: Final[dict[str, Any]] = {
+    "added": {"sources": {}, "layers": []}, "removed": {"sources": [], "layers": []},
+    "updated": {"layers": []}, "camera": None, "animations": [], "order": [],
+}  # fmt: skip
 
 
 def routed_diff(

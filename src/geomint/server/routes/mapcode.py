@@ -12,7 +12,7 @@ from fastapi import APIRouter, HTTPException, Path, Response
 
 from geomint.server.routes._deps import Agent, ChatId, IdleChatId
 from geomint.state import BlobRef, MapChangeUndone, Workspace
-from geomint.store import NoSuchChatError, RefusedEventError
+from geomint.store import NoSuchChatError, RefusedEventError, StoreError
 
 __all__ = ["router"]
 
@@ -48,7 +48,11 @@ async def map_blob(chat_id: ChatId, agent: Agent, sha256: str = Path(pattern=_SH
     ref = _named(workspace, sha256)
     if ref is None or ref.media_type not in _MEDIA_TYPES:
         raise HTTPException(404, f"no map data {sha256[:12]}… in chat {chat_id!r}")
-    data = await asyncio.to_thread(agent.chats.read_blob, chat_id, ref)
+    try:
+        data = await asyncio.to_thread(agent.chats.read_blob, chat_id, ref)
+    except (KeyError, LookupError, StoreError):
+        # Named but not stored: an import from before exports carried map blobs.
+        raise HTTPException(404, f"map data {sha256[:12]}… is not stored in {chat_id!r}") from None
     return Response(
         data,
         media_type=ref.media_type,

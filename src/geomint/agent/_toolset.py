@@ -245,7 +245,9 @@ class _EffectGuard:
         if effect not in required and not always:
             return None
         rerun = self.ctx.rerunning
-        if effect in self.approved and not rerun:
+        # A question in stages (map code: the intent, then the diff it became) is asked
+        # at each stage: a yes to the intent is no yes to a diff nobody has seen yet.
+        if effect in self.approved and not rerun and "stage" not in about:
             return None
         # A re-run is its own effect: what the call was approved for does not cover it.
         wanted = (effect,) if rerun else tuple(sorted({effect} | (self.entry.effects & required)))

@@ -335,3 +335,37 @@ def test_a_hostile_diff_is_refused_before_the_page_sees_it(
     assert "evil.example" not in style
     assert mapcode_ids(page) == ([], [])
     assert not any("evil.example" in url for url in browser_log.outside)
+
+
+_CHECKS = """async () => {
+    const m = await import('/static/app/mapcode.js');
+    const chat = window.geomint.chatId;
+    const own = (path) => m.ownUrl(path, chat);
+    return {
+        own: own(`/api/chats/${chat}/map-blobs/ab`),
+        others: [`/api/chats/other/map-blobs/ab`, `https://evil.example/api/chats/${chat}/x`,
+                 `//evil.example/api/chats/${chat}/x`, `/api/chats/${chat}/../other/x`,
+                 `/api/chats/${chat}`, `javascript:alert(1)`, `/api/chats/${chat}/\\\\evil`,
+                 42, null].map(own),
+        raster: m.checkedSource('t', {type: 'raster', tiles: ['/api/chats/x/{z}']}, chat).refused,
+        tiles: m.checkedSource('g', {type: 'geojson', data: `/api/chats/${chat}/e`,
+                                     tiles: ['https://evil.example/{z}']}, chat).refused,
+        between: m.between(['step', ['line-progress'], '#e63946', 0, 'red'],
+                           ['step', ['line-progress'], '#e63946', 1, 'blue'], 0.25),
+        ended: m.between({a: 1, b: 'x'}, {a: 3, b: 'y'}, 1),
+        at: m.paintAt([{at: 0, paint: {w: 0}}, {at: 0.5, paint: {w: 10}},
+                       {at: 1, paint: {w: 0}}], 0.75),
+    };
+}"""
+
+
+def test_the_page_draws_sources_only_from_this_chats_routes(page: Page) -> None:
+    chat_id = open_chat(page)
+    found = page.evaluate(_CHECKS)
+    assert found["own"] == f"{page.url.split('/chat/')[0]}/api/chats/{chat_id}/map-blobs/ab"
+    assert found["others"] == [None] * 9
+    assert "of type raster" in found["raster"]
+    assert 'has a "tiles"' in found["tiles"]
+    assert found["between"] == ["step", ["line-progress"], "#e63946", 0.25, "red"]
+    assert found["ended"] == {"a": 3, "b": "y"}
+    assert found["at"] == {"w": 5}

@@ -54,7 +54,11 @@ WIDER: Final = 'mapview.set_paint_property("places-ring", "circle-radius", 24)'
 #: ``question keyword -> execute_map_code arguments``.
 PROMPTS: Final = {
     "evil tiles": {"intent": "satellite imagery under the places", "code": HOSTILE},
-    "pink places": {"intent": "pink places with a ring", "entry_ids": ["places-1"], "code": RESTYLE},
+    "pink places": {
+        "intent": "pink places with a ring",
+        "entry_ids": ["places-1"],
+        "code": RESTYLE,
+    },
     "wider ring": {"intent": "a wider ring", "entry_ids": ["places-1"], "code": WIDER},
 }
 

@@ -50,14 +50,17 @@ _MISMATCHES = """(diff) => {
         // (whose features assert_drawn counts against the URL's).
         const loaded = got[key] && got[key].type === 'FeatureCollection';
         if (!loaded && got[key] !== new URL(source[key], location.origin).href) {
-            out.push(`source ${id} ${key} ${JSON.stringify(got[key]).slice(0, 200)}`);
+            out.push(`source ${id} ${key} ${JSON.stringify(got[key]).slice(0, 80)}`);
         }
-        if (source.coordinates && !same(got.coordinates, source.coordinates)) out.push(`source ${id} corners`);
+        if (source.coordinates && !same(got.coordinates, source.coordinates)) {
+            out.push(`source ${id} corners`);
+        }
     }
     const check = (id, got, wanted, group) => {
         for (const [name, value] of Object.entries(wanted || {})) {
             if (animated.has(`${id} ${name}`)) continue;
-            if (!same((got || {})[name], value)) out.push(`${id} ${group} ${name}: ${JSON.stringify((got || {})[name])}`);
+            const shown = (got || {})[name];
+            if (!same(shown, value)) out.push(`${id} ${group} ${name}: ${JSON.stringify(shown)}`);
         }
     };
     for (const layer of diff.added.layers) {
@@ -71,7 +74,9 @@ _MISMATCHES = """(diff) => {
             if (key in layer && !same(got[key], layer[key])) out.push(`${layer.id} ${key}`);
         }
         const under = layer.before && code.layerId(layer.before);
-        if (under && order.indexOf(got.id) > order.indexOf(under)) out.push(`${layer.id} is above ${under}`);
+        if (under && order.indexOf(got.id) > order.indexOf(under)) {
+            out.push(`${layer.id} is above ${under}`);
+        }
     }
     for (const update of diff.updated.layers) {
         const got = style.layers.find((l) => l.id === code.layerId(update.id));
@@ -248,7 +253,8 @@ def test_map_code_restyling_an_entry_survives_its_restyle_and_undo_puts_it_back(
     slider.fill("0.5")
     slider.dispatch_event("change")
     page.wait_for_function(
-        "() => window.geomint.map.getPaintProperty('entry-places-1-circle', 'circle-opacity') === 0.5"
+        "() => window.geomint.map.getPaintProperty('entry-places-1-circle', 'circle-opacity')"
+        " === 0.5"
     )
     assert page.evaluate(_PAINT, ["entry-places-1-circle", "circle-color"]) == "#ff00ff"
 

@@ -1,6 +1,6 @@
 """Measure the web app: how fast the page is usable, and how soon an answer starts.
 
-Run: ``.venv/bin/python benchmarks/bench_web.py [--runs N] [--only page|stream|big|long]``.
+Run: ``.venv/bin/python benchmarks/bench_web.py [--runs N] [--only page|stream|big|long|mapcode]``.
 Starts ``geomint serve`` as the end-to-end tests do (``tests/e2e/web_server.py``: the
 scripted demo model, the offline provider, a throwaway SQLite store) and drives Debian's
 Chromium (``/usr/bin/chromium``) through Playwright. Each browser run opens ``/`` in a
@@ -23,8 +23,12 @@ shown again (``window.geomint.setDisplay`` to ``idle``); its table opened (the c
 "Table" to the next painted frame), scrolled to its last row, and sorted by its text
 column (each to the next painted frame). Last, a chat of 50 turns (the demo's questions
 in turn, built through the API) is reloaded: its ``window.geomint.ready``, from the
-reload's navigation start. Prints the median and p90 of each, with its target, as a
-Markdown table.
+reload's navigation start. For map code (issue 19), a chat holding a 10,000-point upload
+is opened per run and a map_change part handed to the page as the stream would: a circle
+layer over a new GeoJSON source of the entry's 10,000 features (fetched from the chat's
+route), and a heatmap over the entry's own source, each from the part's arrival to the
+map's next ``idle``. Prints the median and p90 of each, with its target, as a Markdown
+table, and the machine's load average.
 """
 
 from __future__ import annotations
@@ -63,6 +67,8 @@ LONG_CHAT = (
 )
 LONG_CHAT_TURNS = 50
 BIG_LAYER_POINTS = 100_000
+#: The features of the source a map-code diff draws (issue 19).
+MAPCODE_POINTS = 10_000
 #: The issue's targets (ms); a measurement without one has none.
 TARGETS = {
     "100,000 points: GeoJSON parsed → map idle (drawn)": 1500,
@@ -71,6 +77,8 @@ TARGETS = {
     "100,000 points: table opened (click → painted)": 300,
     "100,000 points: table scrolled to its end (→ painted)": 100,
     "50-turn chat: reload → window.geomint.ready": 2000,
+    "map code: circle layer over a new 10,000-feature source (part → idle)": 100,
+    "map code: heatmap over a 10,000-point entry (part → idle)": 100,
 }
 
 #: Runs before the page's scripts: note when window.geomint appears, when its ready
@@ -358,6 +366,66 @@ def big_layer_runs(browser: Browser, url: str, runs: int) -> dict[str, list[floa
     return times
 
 
+_APPLY_DIFF = """async ([part, source]) => {
+    const map = window.geomint.map;
+    if (!map.loaded()) await new Promise((resolve) => map.once('idle', resolve));
+    const start = performance.now();
+    const idle = new Promise((resolve) => map.once('idle', resolve));
+    window.geomint.mapCode.add(part);
+    await idle;
+    if (source && !map.isSourceLoaded(source)) throw new Error(`${source} is not loaded at idle`);
+    return performance.now() - start;
+}"""
+
+
+def _map_change(change_id: str, diff: dict[str, Any]) -> dict[str, Any]:
+    """A map_change part as the stream carries it (the page reads only these fields)."""
+    empty = {"removed": {"sources": [], "layers": []}, "updated": {"layers": []}}
+    return {"type": "map_change", "change_id": change_id, "intent": "bench",
+            "description": "bench", "code": "", "usage": {},
+            "diff": {**empty, "camera": None, "animations": [], **diff}}  # fmt: skip
+
+
+def mapcode_runs(browser: Browser, url: str, runs: int) -> dict[str, list[float]]:
+    """A map change over 10,000 features applied in the page: the part to map idle."""
+    chat_id = f"bench-mapcode-{secrets.token_hex(4)}"
+    with httpx.Client(base_url=url, timeout=300) as client:
+        client.post(f"/api/chats/{chat_id}").raise_for_status()
+        added = client.post(
+            f"/api/chats/{chat_id}/uploads?name=grid.geojson",
+            content=point_grid(MAPCODE_POINTS),
+            headers={"content-type": "application/octet-stream"},
+        )
+        added.raise_for_status()
+    entry_id = added.json()["entry_id"]
+    source = {"type": "geojson", "data": f"/api/chats/{chat_id}/entries/{entry_id}?version=1"}
+    dots = _map_change("m1", {"added": {"sources": {"dots": source}, "layers": [
+        {"id": "dots", "type": "circle", "source": "dots", "before": None,
+         "paint": {"circle-radius": 3, "circle-color": ["interpolate", ["linear"],
+                   ["get", "value"], 0, "#2166ac", 100, "#b2182b"]}}]}})  # fmt: skip
+    heat = _map_change("m2", {"added": {"sources": {}, "layers": [
+        {"id": "heat", "type": "heatmap", "source": entry_id, "before": f"{entry_id}-circle",
+         "paint": {"heatmap-radius": 20, "heatmap-opacity": 0.8}}]}})  # fmt: skip
+    times: dict[str, list[float]] = {}
+    for run in range(runs + 1):  # the first run warms the server and is not counted
+        context = _fresh_context(browser, url)
+        page = context.new_page()
+        page.goto(f"{url}/chat/{chat_id}")
+        page.wait_for_function("() => window.geomint && window.geomint.ready")
+        new_source: float = page.evaluate(_APPLY_DIFF, [dots, "mapcode-dots"])
+        over_entry: float = page.evaluate(_APPLY_DIFF, [heat, None])
+        context.close()
+        print(f"map code run {run}: new source {new_source:.0f}, over the entry {over_entry:.0f}")
+        if run == 0:
+            continue
+        for name, value in (
+            ("map code: circle layer over a new 10,000-feature source (part → idle)", new_source),
+            ("map code: heatmap over a 10,000-point entry (part → idle)", over_entry),
+        ):
+            times.setdefault(name, []).append(value)
+    return times
+
+
 def long_chat_runs(browser: Browser, url: str, runs: int) -> dict[str, list[float]]:
     """A chat of :data:`LONG_CHAT_TURNS` turns reloaded: the time to ready."""
     chat_id = f"bench-long-{secrets.token_hex(4)}"
@@ -398,13 +466,13 @@ def main() -> None:
     )
     parser.add_argument(
         "--only",
-        choices=["page", "stream", "big", "long"],
+        choices=["page", "stream", "big", "long", "mapcode"],
         action="append",
         help="run only these parts (repeatable): the first visit, the stream, the "
-        "100,000-point layer, the 50-turn chat",
+        "100,000-point layer, the 50-turn chat, a map-code diff over 10,000 features",
     )
     args = parser.parse_args()
-    parts = set(args.only or ["page", "stream", "big", "long"])
+    parts = set(args.only or ["page", "stream", "big", "long", "mapcode"])
     from playwright.sync_api import sync_playwright
 
     if not CHROMIUM.exists():
@@ -429,6 +497,8 @@ def main() -> None:
             times.update(big_layer_runs(browser, server.url, args.runs))
         if "long" in parts:
             times.update(long_chat_runs(browser, server.url, args.runs))
+        if "mapcode" in parts:
+            times.update(mapcode_runs(browser, server.url, args.runs))
         browser.close()
     print("\n| What (ms, demo model) | Median | p90 | Target | Runs |\n|---|---:|---:|---:|---:|")
     for what, values in times.items():
@@ -436,6 +506,7 @@ def main() -> None:
         target = TARGETS.get(what)
         met = "" if target is None else f"≤ {target:,}" + ("" if median <= target else " (missed)")
         print(f"| {what} | {median:.0f} | {p90:.0f} | {met} | {len(values)} |")
+    print(f"\nload average (1, 5, 15 min) at the end: {os.getloadavg()}")
 
 
 if __name__ == "__main__":

@@ -206,3 +206,19 @@ def test_a_terminal_chat_is_told_it_has_no_page_to_ask(
         "the device's location from (a terminal chat or a program)"
     )
     assert not agent.chats.open("terminal").entries
+
+
+def test_map_code_is_approved_as_its_intent_and_again_as_its_diff(
+    make_agent: Callable[..., MapAgent],
+) -> None:
+    # A yes to the intent once stood for the diff too: the person never saw the preview.
+    asked: list[ApprovalRequest] = []
+    code = 'mapview.add_layer({"id": "heat", "type": "heatmap", "source": "places-1"})'
+    call = ("execute_map_code", {"intent": "heat", "entry_ids": ["places-1"], "code": code})
+    agent = make_agent(_script(call), require_approval=["map_style"])
+    chat_id = run(seed_demo_chat(agent, "staged"))
+    run(agent.run("Heatmap", chat_id=chat_id, approve=_asker(True, asked)))
+    stages = [r.preview["about"]["stage"] for r in asked]  # type: ignore[index]
+    assert stages == ["intent", "effect"]
+    assert asked[1].preview["about"]["description"] == "adds a heatmap layer heat over places-1"  # type: ignore[index]
+    assert [c.change_id for c in agent.chats.open(chat_id).map_changes] == ["m1"]

@@ -67,6 +67,9 @@ class RunningServer:
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
 
+_REPO: Final = Path(__file__).resolve().parents[2]
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
@@ -86,6 +89,7 @@ def running_server(
     turns_per_minute: float = 600.0,
     timeout_s: float = 90.0,
     port: int | None = None,
+    module: str | None = None,
 ) -> Iterator[RunningServer]:
     """Start ``geomint serve`` with its state in ``home``; stop it on exit.
 
@@ -97,6 +101,9 @@ def running_server(
         timeout_s: How long to wait for ``/api/health`` to answer 200.
         port: The loopback port (a free one when None): a test restarting a server
             passes the port of the one it stopped.
+        module: A test module to run instead of ``geomint serve`` (``python -m module``
+            with the same options), for a server on a scripted model of the test's own,
+            e.g. ``"tests.e2e.scripted_serve"``.
 
     Raises:
         RuntimeError: The server exited or did not answer in time (with its output).
@@ -104,8 +111,9 @@ def running_server(
     home.mkdir(parents=True, exist_ok=True)
     port = port or _free_port()
     url = f"http://127.0.0.1:{port}"
+    program = [sys.executable, "-m", module] if module else [str(_geomint())]
     command = [
-        str(_geomint()),
+        *program,
         "serve",
         "--host",
         "127.0.0.1",
@@ -123,7 +131,12 @@ def running_server(
     log = home / "server.log"
     with log.open("wb") as sink:
         process = subprocess.Popen(
-            command, stdout=sink, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env
+            command,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env=env,
+            cwd=_REPO,  # so that `python -m tests.e2e...` finds the tests
         )
     server = RunningServer(url=url, home=home, process=process, log=log)
     try:

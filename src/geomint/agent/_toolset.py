@@ -245,6 +245,8 @@ class _EffectGuard:
         if effect not in required and not always:
             return None
         rerun = self.ctx.rerunning
+        # ``again``: a second look at what an approved call turned into (map code: the
+        # diff, after its intent): a yes to the intent is no yes to a diff nobody has seen.
         if effect in self.approved and not rerun and not again:
             return None
         # A re-run is its own effect: what the call was approved for does not cover it.

@@ -2,7 +2,7 @@
 // are in. The catalogue comes from /api/map; a chat's log says which it last chose (the
 // model's set_map_style / set_language, or the person's switch, posted to the chat).
 
-const OURS = /^(city-|district-names|streets|street-names|country-names|entry-)/;
+const OURS = /^(city-|district-names|streets|street-names|country-names|entry-|mapcode-)/;
 /** Street and label colours over a light or a dark basemap. */
 const PALETTES = {
   light: { path: "#cfc8bb", casing: "#d6d0c4", road: "#ffffff", text: "#4a4f55", halo: "#ffffff", district: "#5c4a36", coast: "#b9c6cf" },

@@ -13,6 +13,7 @@ import { ChatList } from "./sidebar.js";
 import { AttributeTable } from "./table.js";
 import { Examples } from "./examples.js";
 import { UploadQueue, dropTarget } from "./uploads.js";
+import { MapCode } from "./mapcode.js";
 
 const $ = (selector) => document.querySelector(selector);
 const messages = $("#messages");
@@ -29,6 +30,12 @@ liveMap.map.addControl(mapSettings.control(), "top-left");
 mapSettings.onChange = (change) => api(`/api/chats/${state.chatId}/map`, {
   method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(change),
 });
+// Map code's changes to the map (map_change parts), applied, undone and replayed.
+const mapCode = new MapCode(liveMap, {
+  chatId: () => state.chatId,
+  notice: (text) => showNote(text),
+  undo: (changeId) => api(`/api/chats/${state.chatId}/map-changes/${encodeURIComponent(changeId)}/undo`, { method: "POST" }),
+});
 const connection = new Connection($("#banner-connection"), () => loadChats());
 let markReady;
 window.geomint = {
@@ -38,6 +45,7 @@ window.geomint = {
   setDisplay: (entryId, visible) => liveMap.setDisplay(entryId, visible),
   shown: (entryId) => liveMap.shown(entryId),
   settings: mapSettings,
+  mapCode,
   ready: new Promise((resolve) => (markReady = resolve)),
 };
 
@@ -119,6 +127,7 @@ async function openChat(chatId, { push = false } = {}) {
   $("#export-chat").href = exportUrl(chatId, "export");
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
+  mapCode.clear(); // first: its layers may draw the entries' sources
   liveMap.clear();
   // The chat list is read meanwhile: awaited last, its answer waited for the map's first
   // frame (0.6 s for a chat of 50 turns).
@@ -157,6 +166,7 @@ async function openChat(chatId, { push = false } = {}) {
   if (ticket !== state.opening) return;
   if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitEntries();
+  mapCode.redraw({ camera: true }); // the changes still applied, over the entries, in order
   examples.unfold(!parts.some((p) => p.type === "question" || p.type === "upload"));
   scrollDown();
   await listed;
@@ -215,6 +225,9 @@ class Thread {
       case "analysis":
         for (const figure of part.figures || []) figures.set(figure.id, figure);
         return;
+      case "map_undone":
+        if (!this.live) return mapCode.undo(part.change_id, { draw: false });
+        return this.#drawn(() => mapCode.undo(part.change_id));
       case "classified": case "monitor": return;
       default: break;
     }
@@ -229,11 +242,24 @@ class Thread {
         view.figure(part);
         break;
       case "observation": view.observation(part); break;
-      case "approval": view.approval(part, { live: this.live }); break;
-      case "approval_answered": view.approvalAnswered(part); break;
+      case "approval":
+        view.approval(part, { live: this.live });
+        // A map change waiting for its approval is drawn as a preview meanwhile.
+        if (this.live && part.preview?.about?.stage === "effect") mapCode.preview(part.preview.about.diff);
+        break;
+      case "approval_answered":
+        view.approvalAnswered(part);
+        mapCode.clearPreview();
+        break;
+      case "map_change":
+        if (this.live) this.#drawn(() => mapCode.add(part));
+        else mapCode.add(part, { draw: false });
+        view.node.append(mapCode.card(part));
+        break;
       case "miss": view.miss(part); break;
       case "monitor_ran": view.monitorRan(part); break;
       case "run_ended":
+        mapCode.clearPreview();
         if (part.error) view.error(part.error);
         if (part.stopped) view.stopped();
         break;
@@ -244,13 +270,21 @@ class Thread {
   async #entry(part) {
     layersPanel.note(part);
     if (this.live) {
-      await liveMap.setEntry(part);
+      this.entryDrawn = liveMap.setEntry(part);
+      await this.entryDrawn;
       liveMap.arrived(part.entry_id);
       return;
     }
     // Read back, each entry is drawn once, with the newest of its style and display state.
     const shown = this.entries.get(part.entry_id);
     this.entries.set(part.entry_id, { ...part, visible: shown?.visible ?? true, style: part.style ?? shown?.style ?? null });
+  }
+
+  /** Change the map once the entries that came before have been drawn (a change may draw
+   * an entry that arrived in the same run), in the order the parts came. */
+  #drawn(change) {
+    this.mapChanges = Promise.all([this.mapChanges, this.entryDrawn]).then(change).catch((error) =>
+      this.view?.error(`a map change could not be drawn (${error.message})`));
   }
 
   #display(part) {
@@ -330,6 +364,7 @@ async function ask() {
     }
   } finally {
     view.finish();
+    mapCode.clearPreview();
     if (state.controller === controller) {
       state.controller = null;
       setBusy(false);

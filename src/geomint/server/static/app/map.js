@@ -20,6 +20,8 @@ export class LiveMap {
     this.entries = new Map();
     /** Called whenever an entry is added, changed or removed (the layers panel redraws). */
     this.onChange = () => {};
+    /** Called after an entry's layers are restyled (map code puts its changes back on). */
+    this.onStyled = () => {};
     /** Entry label colours over the basemap drawn now (basemaps.js sets them for a dark one). */
     this.labelColours = { text: "#1f2328", halo: "#ffffff" };
     /** The language entry labels are drawn in (basemaps.js sets it), null for names as signed. */
@@ -275,6 +277,7 @@ export class LiveMap {
       if (!same(this.map.getFilter(label), labels.filter)) this.map.setFilter(label, labels.filter);
       if (this.map.getLayer(label).minzoom !== labels.minzoom) this.map.setLayerZoomRange(label, labels.minzoom, 24);
       this.#showLabels(entry_id);
+      this.onStyled(entry_id);
     } catch (error) {
       console.warn("style not applied", error);
     }

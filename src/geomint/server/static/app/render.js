@@ -3,6 +3,7 @@
 
 import { answerProse, el, exportMenu, exportUrl, formatDate, formatNumber, prose, visibleCode } from "./util.js";
 import { asksLocation, readLocation } from "./location.js";
+import { approvalAbout } from "./mapcode.js";
 
 const CHART_TYPES = new Set(["bar", "line", "pie", "doughnut", "scatter", "radar", "polarArea", "bubble"]);
 /** What each default tool did, in words: [while it runs, once it has run]. A tool not
@@ -269,6 +270,7 @@ export class AssistantView {
       el("strong", { text: `${data.tool} asks to run` }),
       preview.effects ? el("ul", { class: "effects" }, ...preview.effects.map((e) => el("li", { text: `${e.means} (${e.effect})` }))) : null,
       preview.about && preview.about.label ? el("div", { class: "progress", text: `${preview.about.rerun ? "a monitor's re-run " : ""}would add ${JSON.stringify(preview.about.label)} (${preview.about.features} features)` }) : null,
+      approvalAbout(preview),
       preview.reads ? el("div", { class: "progress", text: `reads ${preview.reads.map((r) => `${r.entry_id} (${r.label})`).join(", ")}` }) : null,
       preview.adds ? el("div", { class: "progress", text: `adds ${preview.adds}` }) : null,
       preview.code ? el("pre", { class: "code", text: visibleCode(preview.code) }) : el("pre", { class: "args", text: visibleCode(JSON.stringify(data.args, null, 1)) }),

@@ -51,6 +51,13 @@ mapview.add_layer({"id": "places-ring", "type": "circle", "source": "places-1",
 #: A change to what RESTYLE added: it builds on it.
 WIDER: Final = 'mapview.set_paint_property("places-ring", "circle-radius", 24)'
 
+#: An entry layer moved to the top and a new layer put under it, in that order: the new
+#: layer's ``before`` names a layer that moves in the same change.
+RESTACK: Final = """\
+mapview.move_layer("places-1-fill")
+mapview.add_layer({"id": "under-fill", "type": "circle", "source": "places-1",
+                   "paint": {"circle-radius": 4}}, before="places-1-fill")"""
+
 #: ``question keyword -> execute_map_code arguments``.
 PROMPTS: Final = {
     "evil tiles": {"intent": "satellite imagery under the places", "code": HOSTILE},
@@ -60,6 +67,7 @@ PROMPTS: Final = {
         "code": RESTYLE,
     },
     "wider ring": {"intent": "a wider ring", "entry_ids": ["places-1"], "code": WIDER},
+    "restack": {"intent": "the fills on top", "entry_ids": ["places-1"], "code": RESTACK},
 }
 
 _DEMO = DemoModel()

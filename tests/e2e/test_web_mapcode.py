@@ -281,6 +281,20 @@ def test_map_code_restyling_an_entry_survives_its_restyle_and_undo_puts_it_back(
     assert page.evaluate(_PAINT, ["entry-places-1-circle", "circle-color"]) == original
 
 
+def test_the_page_stacks_layers_as_the_code_did(page: Page, scripted_server: str) -> None:
+    """A layer added under one the same change moves: the page places them from the top of
+    the final order down, as the server's fold does, so both agree with the code."""
+    chat_id = open_chat(page, f"{scripted_server}/")
+    wait_sources(page, "entry-places-1")
+    ask(page, "restack please")
+    (change,) = parts(scripted_server, chat_id, "map_change")
+    wanted = [i for i in change["diff"]["order"] if i.startswith("places-1-") or i == "under-fill"]
+    assert wanted[-2:] == ["under-fill", "places-1-fill"]
+    on_map = page.evaluate("() => window.geomint.map.getLayersOrder()")
+    names = {f"entry-{i}": i for i in wanted} | {"mapcode-under-fill": "under-fill"}
+    assert [names[i] for i in on_map if i in names] == wanted
+
+
 def test_an_approval_previews_the_diff_until_it_is_refused(
     page: Page, approving_server: str, shot: Shot
 ) -> None:

@@ -302,11 +302,32 @@ export class MapCode {
       this.map.addSource(PREFIX + id, checked.spec);
       this.sources.add(id);
     }
-    // Top first: a layer's `before` may be a layer added after it in the list.
-    const layers = [...(added.layers || [])].reverse();
-    const placed = [];
-    for (const layer of layers) {
-      const { before, ...spec } = layer;
+    const updates = (diff.updated || {}).layers || [];
+    for (const update of updates) {
+      const id = this.layerId(update.id);
+      if (!id || !this.map.getLayer(id)) {
+        skipped.push(`layer ${update.id} is not on the map`);
+        continue;
+      }
+      const { before, ...properties } = update;
+      this.#update(id, properties);
+    }
+    // Layers are placed from the top of the final order down, each under its `before`:
+    // then a `before` naming a layer added or moved in the same change is already where
+    // it ends (docs/map-code.md, "The diff"; the server folds the same way).
+    const rank = new Map((diff.order || []).map((id, index) => [id, index]));
+    const top = rank.size;
+    const placements = [
+      ...(added.layers || []).map((layer) => ({ id: layer.id, layer })),
+      ...updates.filter((update) => "before" in update).map((update) => ({ id: update.id, before: update.before })),
+    ].sort((a, b) => (rank.get(b.id) ?? top) - (rank.get(a.id) ?? top));
+    for (const placement of placements) {
+      if (!placement.layer) {
+        const id = this.layerId(placement.id);
+        if (id && this.map.getLayer(id)) this.map.moveLayer(id, this.#under(placement.before));
+        continue;
+      }
+      const { before, ...spec } = placement.layer;
       if (typeof spec.id !== "string" || this.layers.has(spec.id)) {
         skipped.push(`layer ${spec.id} is on the map already`);
         continue;
@@ -319,15 +340,6 @@ export class MapCode {
       const onMap = { ...spec, id: PREFIX + spec.id, ...(source ? { source } : {}) };
       this.map.addLayer(onMap, this.#under(before));
       this.layers.add(spec.id);
-      placed.push(spec.id);
-    }
-    for (const update of (diff.updated || {}).layers || []) {
-      const id = this.layerId(update.id);
-      if (!id || !this.map.getLayer(id)) {
-        skipped.push(`layer ${update.id} is not on the map`);
-        continue;
-      }
-      this.#update(id, update);
     }
     if (camera && diff.camera) this.#camera(diff.camera);
     for (const animation of diff.animations || []) {
@@ -489,6 +501,7 @@ export class MapCode {
         el("strong", { class: "map-change-description", text: part.description || "Map changed" }),
         el("span", { class: "map-change-id", text: part.change_id })),
       el("div", { class: "map-change-intent", text: `Intent: ${part.intent || ""}` }),
+      part.problem ? el("div", { class: "map-change-problem", role: "note", text: `Not drawn: ${part.problem}` }) : null,
       el("details", { class: "map-change-code" },
         el("summary", { text: "Code" }),
         el("pre", { class: "code", tabindex: "0", text: visibleCode(part.code || "") })),

@@ -101,9 +101,10 @@ def test_add_data_is_a_button_that_picks_several_files_from_the_keyboard(page: P
     for ending in (".geojson", ".parquet", ".csv", ".zip", ".gpkg"):
         assert ending in accept, accept
 
-    button.focus()
+    # Focus and Enter in one step: on a busy machine the page may still be settling (the
+    # chat list arriving), and a separate focus() could be lost before the key press.
     with page.expect_file_chooser() as chosen:
-        page.keyboard.press("Enter")
+        button.press("Enter")
     assert chosen.value.is_multiple()
     chosen.value.set_files(
         [

@@ -18,6 +18,8 @@ const FLASH_MS = 1600;
  * and tests/e2e/test_web_layers.py draws every kind.
  */
 const UNCHECKED = { validate: false };
+/** A points-only source's tile margin, in pixels (see setEntry). */
+const POINT_BUFFER = 4;
 
 export class LiveMap {
   constructor(container) {
@@ -77,7 +79,13 @@ export class LiveMap {
     if (source) source.setData(geojson);
     else {
       // generateId: each feature's id is its index, which the attribute table's rows go by.
-      this.map.style.addSource(id, { type: "geojson", data: geojson, attribution: "", generateId: true }, UNCHECKED);
+      const spec = { type: "geojson", data: geojson, attribution: "", generateId: true };
+      // MapLibre cuts each tile with a margin of 128 pixels for lines and areas; circles and
+      // point labels are drawn only by the tile their point is in, so points need none: a
+      // few pixels keep a point on a tile's edge. Cutting 100,000 points with the margin
+      // put each in about twice as many tiles.
+      if (onlyPoints(geojson)) spec.buffer = POINT_BUFFER;
+      this.map.style.addSource(id, spec, UNCHECKED);
       this.#addLayers(id, kind, drawn);
     }
     // setDisplay's Map.setPaintProperty also marks the style changed, which Map.addSource and
@@ -402,6 +410,12 @@ export function geometryOf(collection) {
     else if (type.endsWith("Polygon")) counts.area++;
   }
   return Object.entries(counts).sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/** Whether every feature of a FeatureCollection is a point or points (and there is one). */
+export function onlyPoints(collection) {
+  const features = collection?.features ?? [];
+  return features.length > 0 && features.every((f) => f.geometry?.type === "Point" || f.geometry?.type === "MultiPoint");
 }
 
 /** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */

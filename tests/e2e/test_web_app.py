@@ -358,6 +358,25 @@ def test_a_reloaded_chat_shows_the_same_messages_chart_and_layers(page: Page) ->
     assert features_on_map(page, "byod-1") == (3, 3)
 
 
+def test_a_reloaded_chat_draws_its_small_layers_with_no_request_each(page: Page) -> None:
+    chat_id = open_chat(page)
+    drop_file(page, "stops.geojson", json.dumps(STOPS))
+    page.wait_for_function("() => window.geomint.entryFeatures('byod-1') === 3", timeout=RUN_MS)
+    sources = entry_sources(page)
+    asked: list[str] = []
+    page.on("request", lambda request: asked.append(request.url))
+
+    page.reload()
+
+    assert wait_ready(page) == chat_id
+    # Their GeoJSON came inline with the chat's parts (a chat of 50 turns made 52 requests).
+    assert [url for url in asked if "/parts" in url]
+    assert not [url for url in asked if "/entries/" in url], asked
+    assert entry_sources(page) == sources
+    assert features_on_map(page, "byod-1") == (3, 3)
+    assert features_on_map(page, "places-1")[0] > 0
+
+
 def test_a_stopped_answer_is_kept_and_marked_stopped(page: Page) -> None:
     open_chat(page)
 

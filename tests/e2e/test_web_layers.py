@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 from playwright.sync_api import Page, expect
+from tests.e2e.layers import point_grid
 from tests.e2e.test_web_app import RUN_MS, STOPS, ask, drop_file, open_chat, wait_sources
 
 if TYPE_CHECKING:
@@ -244,3 +245,34 @@ def test_a_result_is_highlighted_and_shown_when_it_arrives(page: Page) -> None:
     assert center[0] == pytest.approx(24.94, abs=0.05) and center[1] == pytest.approx(
         60.17, abs=0.03
     )
+
+
+_DRAWN_POINTS = """(entry) => {
+    const map = window.geomint.map;
+    const features = map.queryRenderedFeatures({layers: [`entry-${entry}-circle`]});
+    return {
+        drawn: new Set(features.map((f) => f.properties.n)).size,
+        buffer: map.getSource(`entry-${entry}`).serialize().buffer ?? null,
+        mixedBuffer: map.getSource('entry-geometries-1').serialize().buffer ?? null,
+    };
+}"""
+
+
+def test_a_points_only_layer_is_cut_into_tiles_with_a_small_margin_and_all_drawn(
+    page: Page,
+) -> None:
+    # 1,200 points over 0.28° by 0.001°: at the view that fits them, several tiles wide,
+    # with points on the tiles' edges.
+    open_chat(page)
+    drop_file(page, "grid.geojson", point_grid(1200).decode())
+    wait_sources(page, "entry-byod-1")
+    page.wait_for_function("() => window.geomint.entryFeatures('byod-1') === 1200", timeout=RUN_MS)
+    page.evaluate(
+        "() => new Promise((done) => { const m = window.geomint.map;"
+        " if (m.loaded()) done(); else m.once('idle', done); })"
+    )
+    found = page.evaluate(_DRAWN_POINTS, "byod-1")
+    # MapLibre's margin of 128 px stays for lines and areas (the outlines); points get 4 px.
+    assert found["buffer"] == 4 and found["mixedBuffer"] is None, found
+    # Every point is drawn once: none lost at a tile's edge.
+    assert found["drawn"] == 1200, found

@@ -10,14 +10,15 @@ that want where the map ended up without replaying it.
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Final
 
-from geomint.server.stream import capped
+from geomint.server.stream import INLINE_ENTRY_BYTES, MAX_PART_BYTES, capped
 from geomint.state import AnalysisRecorded, EntryWritten, LayerStyle, entry_style
 from geomint.store import Chats
 from geomint.ui import chat_parts, entry_url
 
 __all__ = [
+    "INLINE_CHAT_BYTES",
     "analysis_view",
     "chart_config",
     "chat_view",
@@ -27,11 +28,54 @@ __all__ = [
     "parts_view",
 ]
 
+#: The most GeoJSON a chat read back carries inline, in all (see :func:`parts_view`).
+INLINE_CHAT_BYTES: Final = 4_000_000
+
 
 def parts_view(chats: Chats, chat_id: str) -> dict[str, Any]:
-    """The chat's durable parts in order, each with its run id (raises NoSuchChatError)."""
+    """The chat's durable parts in order, each with its run id (raises NoSuchChatError).
+
+    The newest part of each entry carries the entry's GeoJSON inline (``geojson``), as the
+    live stream does, when it is small: see :func:`_inline_entries`.
+    """
     parts = [capped(p.model_dump(mode="json")) for p in chat_parts(chats, chat_id)]
+    _inline_entries(chats, chat_id, parts)
     return {"chat_id": chat_id, "stored": True, "parts": parts}
+
+
+def _inline_entries(chats: Chats, chat_id: str, parts: list[dict[str, Any]]) -> None:
+    """Put each entry's GeoJSON in its newest part, for entries of up to
+    :data:`~geomint.server.stream.INLINE_ENTRY_BYTES` (whose part stays under
+    :data:`~geomint.server.stream.MAX_PART_BYTES`, the stream's rule), up to
+    :data:`INLINE_CHAT_BYTES` in all, in the chat's order. The page draws only an entry's
+    newest version, and fetched each by its URL: 52 requests for a chat of 50 turns, each
+    opening the chat again on the server. A larger entry is still fetched by its URL."""
+    newest: dict[str, dict[str, Any]] = {}
+    for part in parts:
+        if part.get("type") == "entry" and not part.get("withheld"):
+            newest[part["entry_id"]] = part
+    if not newest:
+        return
+    entries = chats.open(chat_id).entries
+    budget = INLINE_CHAT_BYTES
+    for part in newest.values():
+        size = part["bytes"]
+        if size > INLINE_ENTRY_BYTES or size > budget:
+            continue
+        if len(json.dumps(part, ensure_ascii=False).encode()) + size > MAX_PART_BYTES:
+            continue
+        entry = entries.get(part["entry_id"])
+        versions = entry.versions if entry else ()
+        written = next((w for w in versions if w.version == part["version"]), None)
+        if written is None:
+            continue
+        try:
+            # Parsed, not spliced as the stream does: bytes that are not JSON stay by
+            # reference, as before, rather than making the whole answer unreadable.
+            part["geojson"] = json.loads(chats.read_blob(chat_id, written.blob))
+        except ValueError:
+            continue
+        budget -= size
 
 
 def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:

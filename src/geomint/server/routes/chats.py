@@ -35,15 +35,17 @@ __all__ = ["router"]
 router = APIRouter()
 
 
-async def _json(read: Callable[..., Any], *args: Any) -> Response:
+async def _json(read: Callable[..., Any], *args: Any, plain: bool = False) -> Response:
     """``read(*args)`` as a JSON response, read and encoded off the event loop: a chat with
-    large results or many events takes a while, and every other stream would wait."""
+    large results or many events takes a while, and every other stream would wait.
+    ``plain``: what ``read`` returns holds only JSON's types already (FastAPI's encoder,
+    which walks every value, took 85 ms of 165 over a 50-turn chat's inline GeoJSON)."""
 
     def encoded() -> bytes:
         found = read(*args)
         if found is None:
             raise LookupError
-        return json.dumps(jsonable_encoder(found), ensure_ascii=False).encode()
+        return json.dumps(found if plain else jsonable_encoder(found), ensure_ascii=False).encode()
 
     return Response(await asyncio.to_thread(encoded), media_type="application/json")
 
@@ -86,7 +88,7 @@ async def read_parts(chat_id: ChatId, agent: Agent, fresh: Fresh) -> Response | 
     """
     await fresh.settled(chat_id)  # not half stored
     try:
-        return await _json(parts_view, agent.chats, chat_id)
+        return await _json(parts_view, agent.chats, chat_id, plain=True)
     except NoSuchChatError:
         return {"chat_id": chat_id, "stored": False, "parts": await fresh.parts()}
 

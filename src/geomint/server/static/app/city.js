@@ -7,11 +7,17 @@ const URL = "/static/basemap/helsinki.geojson";
 const ATTRIBUTION = "© OpenStreetMap contributors (ODbL)";
 const TEXT = { "text-font": ["Noto Sans"], "text-max-width": 8 };
 
-/** Land and water, drawn over the world's countries and under everything added after. */
-export async function addCityLand(map) {
+/** The city's land and water (null if they cannot be had), fetched as the page starts. */
+export async function fetchCityLand() {
   const response = await fetch(URL);
-  if (!response.ok) return false;
-  const data = await response.json();
+  return response.ok ? response.json() : null;
+}
+
+/** Land and water, drawn over the world's countries and under everything added after;
+ * `land` is what fetchCityLand promised. */
+export async function addCityLand(map, land = fetchCityLand()) {
+  const data = await land;
+  if (!data) return false;
   const [w, s, e, n] = data.bbox;
   const colour = (layer, property, fallback) => {
     try {

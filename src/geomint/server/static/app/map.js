@@ -4,12 +4,22 @@
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
 import { FALLBACK_STYLE, labelsOf, paintOf } from "./styles.js";
-import { addCityLabels, addCityLand } from "./city.js";
+import { addCityLabels, addCityLand, fetchCityLand } from "./city.js";
 
 /** The attribute table's outline (highlight.js) stays above every entry. */
 const ON_TOP = "table-highlight-fill";
 /** How long a result layer stays highlighted when it arrives. */
 const FLASH_MS = 1600;
+/**
+ * Entries' sources and layers are added unvalidated, through the Style's methods (Map.addLayer
+ * has no such option). MapLibre checks each against a copy of the whole style, every layer
+ * cloned: adding a chat's entries took time growing with the square of their number (0.34 s
+ * of a 50-turn chat's reload, 208 layers). The page builds them from the server's style,
+ * and tests/e2e/test_web_layers.py draws every kind.
+ */
+const UNCHECKED = { validate: false };
+/** A points-only source's tile margin, in pixels (see setEntry). */
+const POINT_BUFFER = 4;
 
 export class LiveMap {
   constructor(container) {
@@ -39,9 +49,11 @@ export class LiveMap {
     this.map.addControl(new maplibregl.NavigationControl({ showCompass: false }), "top-right");
     this.map.addControl(new maplibregl.FullscreenControl(), "top-right");
     this.map.addControl(new maplibregl.ScaleControl({ unit: "metric" }), "bottom-left");
+    // Fetched while the basemap loads, not after.
+    const land = fetchCityLand().catch(() => null);
     this.loaded = new Promise((resolve) =>
       this.map.once("load", async () => {
-        await addCityLand(this.map).catch(() => false);
+        await addCityLand(this.map, land).catch(() => false);
         this.#addStreets();
         resolve();
       }));
@@ -69,9 +81,17 @@ export class LiveMap {
     if (source) source.setData(geojson);
     else {
       // generateId: each feature's id is its index, which the attribute table's rows go by.
-      this.map.addSource(id, { type: "geojson", data: geojson, attribution: "", generateId: true });
+      const spec = { type: "geojson", data: geojson, attribution: "", generateId: true };
+      // MapLibre cuts each tile with a margin of 128 pixels for lines and areas; circles and
+      // point labels are drawn only by the tile their point is in, so points need none: a
+      // few pixels keep a point on a tile's edge. Cutting 100,000 points with the margin
+      // put each in about twice as many tiles.
+      if (onlyPoints(geojson)) spec.buffer = POINT_BUFFER;
+      this.map.style.addSource(id, spec, UNCHECKED);
       this.#addLayers(id, kind, drawn);
     }
+    // setDisplay's Map.setPaintProperty also marks the style changed, which Map.addSource and
+    // Map.addLayer would have done: the new source and layers are drawn in the next frame.
     this.entries.set(entry_id, {
       entry_id, kind, label, version, sources, style: drawn, visible,
       count: geojson.features.length, geometry: geometryOf(geojson), bbox: bboxOf(geojson),
@@ -235,17 +255,18 @@ export class LiveMap {
     const is = (...types) => ["in", ["geometry-type"], ["literal", types]];
     const polygons = is("Polygon", "MultiPolygon");
     const lines = is("LineString", "MultiLineString", "Polygon", "MultiPolygon");
-    this.map.addLayer({ id: `${id}-fill`, type: "fill", source: id, filter: polygons, paint: paint.fill });
-    this.map.addLayer({
+    const add = (layer) => this.map.style.addLayer(layer, undefined, UNCHECKED);
+    add({ id: `${id}-fill`, type: "fill", source: id, filter: polygons, paint: paint.fill });
+    add({
       id: `${id}-line`, type: "line", source: id, filter: lines, paint: paint.line,
       layout: { "line-join": "round", "line-cap": "round" },
     });
-    this.map.addLayer({
+    add({
       id: `${id}-circle`, type: "circle", source: id, filter: is("Point", "MultiPoint"),
       paint: { ...paint.circle, "circle-stroke-color": "#ffffff", "circle-stroke-width": 1 },
     });
     const labels = labelsOf(style, this.language);
-    this.map.addLayer({
+    add({
       id: `${id}-label`, type: "symbol", source: id, minzoom: labels.minzoom, filter: labels.filter,
       layout: {
         "text-field": labels.field, "text-font": ["Noto Sans"], "text-size": 11, "text-offset": [0, 1.1],
@@ -392,6 +413,12 @@ export function geometryOf(collection) {
     else if (type.endsWith("Polygon")) counts.area++;
   }
   return Object.entries(counts).sort((a, b) => b[1] - a[1])[0][0];
+}
+
+/** Whether every feature of a FeatureCollection is a point or points (and there is one). */
+export function onlyPoints(collection) {
+  const features = collection?.features ?? [];
+  return features.length > 0 && features.every((f) => f.geometry?.type === "Point" || f.geometry?.type === "MultiPoint");
 }
 
 /** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */

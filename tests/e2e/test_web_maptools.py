@@ -83,6 +83,9 @@ def test_swedish_labels_name_the_station_in_swedish(page: Page) -> None:
     open_chat(page)
     wait_sources(page, "entry-places-1")
     page.wait_for_function("() => window.geomint.map.getLayer('entry-places-1-label')")
+    # querySourceFeatures reads the tiles loaded so far; points are cut into tiles with a
+    # 4-pixel margin, so the station is in one tile only: wait until that one is loaded.
+    page.wait_for_function(f"() => ({_STATION_LABEL})() !== null")
     assert page.evaluate(_STATION_LABEL) == "Helsinki"  # its `name`, as signed
 
     ask(page, "Show the place names in Swedish")

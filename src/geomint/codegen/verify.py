@@ -59,27 +59,10 @@ def verify_ops(
     except MapCodeError as exc:
         return [SpecViolation(path="mapview", rule="call", message=str(exc))]
     diff: dict[str, Any] = view.diff()
-    final = view.get_style()
-    source_types = {k: str(v.get("type")) for k, v in final["sources"].items()}
-    layer_types = {str(layer["id"]): str(layer.get("type")) for layer in final["layers"]}
-    found: list[SpecViolation] = []
-    added: dict[str, Any] = diff["added"]
-    for source_id, source in added["sources"].items():
-        found += stylespec.validate_source(
-            source_id, _as_spec_source(source), url_check=_only_blobs
-        )
-    for layer in added["layers"]:
-        spec = {k: v for k, v in layer.items() if k != "before"}
-        found += stylespec.validate_layer(spec, source_types=source_types)
-        found += _no_fonts(layer.get("layout"), str(layer.get("id")))
-    for change in diff["updated"]["layers"]:
-        found += _check_update(change, layer_types)
-    for animation in diff["animations"]:
-        found += _check_animation(animation, layer_types)
-    if found:
-        return found
+    # GeoJSON the code built leaves as a blob named by its hash: the diff then has the form
+    # a stored one has, and one check (:func:`_check_diff`) serves both.
     blobs: dict[str, tuple[bytes, str]] = {}
-    for source in added["sources"].values():
+    for source in diff["added"]["sources"].values():
         data = source.get("data")
         if source.get("type") == "geojson" and isinstance(data, dict) and "entry" not in data:
             encoded = json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
@@ -88,6 +71,33 @@ def verify_ops(
             source["data"] = {"blob": sha}
     for sha, png in view.images.items():
         blobs[sha] = (png, "image/png")
+    found = _check_diff(diff, style)
+    if found:
+        return found
+    return Verified(diff=diff, blobs=blobs, description=describe(diff))
+
+
+def stored_diff_problem(diff: object, style: Mapping[str, Any]) -> str | None:
+    """Why a stored diff must not be applied over ``style``, or None when it may.
+
+    A diff made here passed :func:`verify_ops`; one read from a store may not have been
+    made here (an imported chat, a damaged database). So it is checked again, whole: its
+    shape, sources that name an entry or a blob by hash (never a URL), every layer,
+    property and animation against the style specification, and the size cap.
+    """
+    if not isinstance(diff, dict) or not set(diff) <= _DIFF_KEYS:
+        return "it is not a map diff"
+    try:
+        found = _check_diff(diff, style)
+    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
+        return f"the stored change is damaged ({type(exc).__name__})"
+    return "; ".join(str(v) for v in found[:5]) if found else None
+
+
+def _check_diff(diff: Mapping[str, Any], style: Mapping[str, Any]) -> list[SpecViolation]:
+    """Every violation of a diff in its stored form, applied over ``style``: its size, its
+    parts' shapes, sources that name an entry or a blob by hash (never a URL), and every
+    source, layer, property and animation against the style specification."""
     size = len(json.dumps(diff))
     if size > MAX_DIFF_CHARS:
         return [
@@ -100,29 +110,6 @@ def verify_ops(
                 ),
             )
         ]
-    return Verified(diff=diff, blobs=blobs, description=describe(diff))
-
-
-def stored_diff_problem(diff: object, style: Mapping[str, Any]) -> str | None:
-    """Why a stored diff must not be applied over ``style``, or None when it may.
-
-    A diff made here passed :func:`verify_ops`; one read from a store may not have been
-    made here (an imported chat, a damaged database). So it is checked again, whole: its
-    shape, sources that name an entry or a blob by hash (never a URL), every layer,
-    property and animation against the style specification, and the size cap.
-    """
-    try:
-        found = _stored_problems(diff, style)
-    except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
-        return f"the stored change is damaged ({type(exc).__name__})"
-    return "; ".join(found[:5]) if found else None
-
-
-def _stored_problems(diff: object, style: Mapping[str, Any]) -> list[str]:
-    if not isinstance(diff, dict) or not set(diff) <= _DIFF_KEYS:
-        return ["it is not a map diff"]
-    if len(json.dumps(diff)) > MAX_DIFF_CHARS:
-        return [f"it is over {MAX_DIFF_CHARS:,} characters"]
     added = diff.get("added") or {}
     removed = diff.get("removed") or {}
     sources = added.get("sources") or {}
@@ -131,13 +118,12 @@ def _stored_problems(diff: object, style: Mapping[str, Any]) -> list[str]:
     animations = diff.get("animations") or []
     if not (isinstance(sources, dict) and isinstance(layers, list) and isinstance(updates, list)
             and isinstance(animations, list) and isinstance(removed, dict)):  # fmt: skip
-        return ["its parts are not of a diff's shape"]
+        return [_shape("its parts are not of a diff's shape")]
     found: list[SpecViolation] = []
-    problems: list[str] = []
     for source_id, source in sources.items():
         problem = _stored_source(source)
         if problem is not None:
-            problems.append(f"source {str(source_id)[:64]!r} {problem}")
+            found.append(_shape(f"source {str(source_id)[:64]!r} {problem}"))
         else:
             found += stylespec.validate_source(
                 str(source_id), _as_spec_source(source), url_check=_only_blobs
@@ -158,15 +144,19 @@ def _stored_problems(diff: object, style: Mapping[str, Any]) -> list[str]:
     for animation in animations:
         frames = animation["keyframes"]
         if not isinstance(frames, list) or not 2 <= len(frames) <= 50:
-            problems.append("an animation has no keyframes to play")
+            found.append(_shape("an animation has no keyframes to play"))
             continue
         found += _check_animation(animation, layer_types)
     camera = diff.get("camera")
     if camera is not None and (
         not isinstance(camera, dict) or camera.get("kind") not in _CAMERA_KINDS
     ):
-        problems.append("its camera move is not one the page makes")
-    return problems + [str(v) for v in found]
+        found.append(_shape("its camera move is not one the page makes"))
+    return found
+
+
+def _shape(message: str) -> SpecViolation:
+    return SpecViolation(path="diff", rule="shape", message=message)
 
 
 def _stored_source(source: object) -> str | None:

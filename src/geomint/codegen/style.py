@@ -12,7 +12,14 @@ from typing import Any, Final
 from geomint.codegen.verify import stored_diff_problem
 from geomint.state import Workspace
 
-__all__ = ["ENTRY_LAYER_TYPES", "apply_diff", "base_style", "current_style", "entry_layer_ids"]
+__all__ = [
+    "ENTRY_LAYER_TYPES",
+    "apply_diff",
+    "base_style",
+    "current_style",
+    "entry_layer_ids",
+    "map_change_problems",
+]
 
 #: The layers the page draws for every entry, bottom to top, by suffix (``places-1-fill``).
 ENTRY_LAYER_TYPES: Final = (("fill", "fill"), ("line", "line"), ("circle", "circle"),
@@ -47,11 +54,24 @@ def current_style(workspace: Workspace) -> dict[str, Any]:
     A stored change that does not pass :func:`~geomint.codegen.verify.stored_diff_problem`
     (a damaged or hostile import) is left out, as the page leaves it out.
     """
+    return _fold(workspace)[0]
+
+
+def map_change_problems(workspace: Workspace) -> dict[str, str]:
+    """Why each applied change left out of :func:`current_style` was left out, by id."""
+    return _fold(workspace)[1]
+
+
+def _fold(workspace: Workspace) -> tuple[dict[str, Any], dict[str, str]]:
     style = base_style(workspace)
+    problems: dict[str, str] = {}
     for change in workspace.applied_map_changes:
-        if stored_diff_problem(change.diff, style) is None:
+        problem = stored_diff_problem(change.diff, style)
+        if problem is None:
             style = apply_diff(style, change.diff)
-    return style
+        else:
+            problems[change.change_id] = problem
+    return style, problems
 
 
 def apply_diff(style: Mapping[str, Any], diff: Mapping[str, Any]) -> dict[str, Any]:

@@ -24,8 +24,7 @@ from urllib.parse import quote
 
 from pydantic import JsonValue
 
-from geomint.codegen.style import current_style
-from geomint.codegen.verify import stored_diff_problem
+from geomint.codegen.style import map_change_problems
 from geomint.provenance import Value
 from geomint.provenance.citations import CheckedText
 from geomint.state import (
@@ -275,8 +274,9 @@ def map_blob_url(chat_id: str, sha256: str) -> str:
 def _map_change(chat_id: str, body: MapChanged, workspace: Workspace, at: _Origin) -> MapChangePart:
     """The change with its sources pointing at geomint's routes; a stored change that does
     not pass the checks again (an import) is shown with its problem and an empty diff."""
-    before = current_style(workspace.model_copy(update={"map_changes": workspace.map_changes[:-1]}))
-    problem = stored_diff_problem(body.diff, before)
+    # The workspace is folded through this change, so it is the newest applied one and is
+    # checked over the map the changes before it made.
+    problem = map_change_problems(workspace).get(body.change_id)
     diff = routed_diff(chat_id, body.diff, workspace.entries) if problem is None else EMPTY_DIFF
     return MapChangePart(
         **at, change_id=body.change_id, intent=body.intent, description=body.description,

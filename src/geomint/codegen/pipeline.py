@@ -177,6 +177,14 @@ async def generate_verified_map_code(
     skills = [skill for skill, _ in match_skills(intent)] if code is None or model else []
     attempts: list[Attempt] = []
     prompt_chars = skill_chars = 0
+
+    def ended(verified: Verified | None, error: str | None) -> MapCodeOutcome:
+        return MapCodeOutcome(
+            verified=verified, attempts=tuple(attempts), usage=usage,
+            skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
+            skill_chars=skill_chars, timings=timings, error=error,
+        )  # fmt: skip
+
     for number in range(max_retries + 1):
         if number == 0 and code is not None:
             body, generated = code, False
@@ -185,8 +193,7 @@ async def generate_verified_map_code(
                 break
             refused = budget.refusal() if budget is not None else None
             if refused is not None:
-                return _failed(attempts, usage, skills, prompt_chars, skill_chars, timings,
-                               f"{refused}; the map was not changed")  # fmt: skip
+                return ended(None, f"{refused}; the map was not changed")
             system, user = build_prompt(
                 intent=intent,
                 skills=skills,
@@ -208,11 +215,7 @@ async def generate_verified_map_code(
         problem, verified = await _check(body, style, inputs, sandbox, timings)
         attempts.append(Attempt(code=body, problem=problem, generated=generated))
         if verified is not None:
-            return MapCodeOutcome(
-                verified=verified, attempts=tuple(attempts), usage=usage,
-                skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
-                skill_chars=skill_chars, timings=timings,
-            )  # fmt: skip
+            return ended(verified, None)
     # What the last body with code in it got wrong (a later answer in prose holds none).
     written = [a for a in attempts if a.code.strip()]
     last = (
@@ -221,26 +224,10 @@ async def generate_verified_map_code(
         else "no code was given and no model can write it"
     )
     tried = len(attempts)
-    return _failed(
-        attempts, usage, skills, prompt_chars, skill_chars, timings,
+    return ended(
+        None,
         f"the map code was refused {tried} time{'s' * (tried != 1)}; what stayed wrong: {last}",
-    )  # fmt: skip
-
-
-def _failed(
-    attempts: list[Attempt],
-    usage: Usage,
-    skills: Sequence[Any],
-    prompt_chars: int,
-    skill_chars: int,
-    timings: Mapping[str, float],
-    error: str,
-) -> MapCodeOutcome:
-    return MapCodeOutcome(
-        verified=None, attempts=tuple(attempts), usage=usage,
-        skills=tuple(s.name for s in skills), prompt_chars=prompt_chars,
-        skill_chars=skill_chars, timings=timings, error=error,
-    )  # fmt: skip
+    )
 
 
 async def _check(

@@ -6,6 +6,7 @@ whose counts are the data's; a result highlighted and shown when it arrives."""
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from typing import TYPE_CHECKING, Any
 
@@ -103,7 +104,12 @@ def test_hide_fade_and_reorder_from_the_keyboard_survive_a_reload(page: Page) ->
         page.locator("#layer-list .layer[data-entry-id='byod-1'] button[data-control='down']")
     ).to_be_focused()
 
+    # Each step of the slider is kept by its own request; the last may still be on its way.
+    deadline = time.monotonic() + 10
     held = _styles(page, chat_id)
+    while held["byod-1"]["style"]["opacity"] != pytest.approx(0.8) and time.monotonic() < deadline:
+        page.wait_for_timeout(100)
+        held = _styles(page, chat_id)
     assert held["places-1"]["visible"] is False
     assert held["byod-1"]["style"]["opacity"] == pytest.approx(0.8)
     order_before = page.evaluate(_ORDER)

@@ -23,7 +23,8 @@ def _module(suffix: str) -> ModuleType:
 
 def test_exports() -> None:
     assert sorted(provenance.__all__) == sorted([
-        "EVIDENCE_TYPES", "LICENCE_NOT_STATED", "Conflict", "ConflictRefusedError",
+        "EVIDENCE_TYPES", "LICENCE_NOT_STATED", "PERIOD_NOT_STATED", "Conflict",
+        "ConflictRefusedError",
         "EntryVersion", "Evidence", "FigureRefusedError", "Layer", "Ledger", "MintedRecord",
         "Provenance", "ReusedIdError", "UnknownLayerError", "UnknownValueError", "Value",
         "check_figure_ids", "cited_value", "conflicts", "errors", "evidence_types", "figures",

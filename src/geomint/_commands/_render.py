@@ -282,7 +282,8 @@ def _chart_title(config: Mapping[str, Any]) -> str | None:
 def render_figures(cards: Iterable[FigureCard], title: str | None = None) -> RenderableType:
     """Figure cards as a panel: each value with its unit, label, id and sources.
 
-    A source reads ``publisher · licence · date retrieved``; repeated ones are shown once.
+    A card's period follows its label (``period 2020``, ``period not stated``); a source
+    reads ``publisher · licence · date retrieved``; repeated ones are shown once.
 
     Args:
         cards: The figure cards.
@@ -295,6 +296,8 @@ def render_figures(cards: Iterable[FigureCard], title: str | None = None) -> Ren
     for card in cards:
         value = format_value(card.value) + (f" {card.unit}" if card.unit else "")
         about = Text(_cut(card.label, 160))
+        if card.period is not None:
+            about.append(f"\nperiod {_cut(card.period, 100)}", style="italic")
         for source in _sources(card):
             about.append(f"\n{source}", style="dim")
         table.add_row(card.id, value, about)

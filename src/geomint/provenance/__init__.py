@@ -43,6 +43,7 @@ from geomint.provenance.merge import evidence_types, licences, publishers, union
 from geomint.provenance.records import (
     EVIDENCE_TYPES,
     LICENCE_NOT_STATED,
+    PERIOD_NOT_STATED,
     EntryVersion,
     Evidence,
     Layer,
@@ -55,6 +56,7 @@ from geomint.provenance.records import (
 __all__ = [
     "EVIDENCE_TYPES",
     "LICENCE_NOT_STATED",
+    "PERIOD_NOT_STATED",
     "Conflict",
     "ConflictRefusedError",
     "EntryVersion",

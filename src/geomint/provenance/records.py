@@ -40,6 +40,7 @@ from geomint.provenance._ids import ENTRY_ID, LAYER_ID, VALUE_ID
 __all__ = [
     "EVIDENCE_TYPES",
     "LICENCE_NOT_STATED",
+    "PERIOD_NOT_STATED",
     "EntryVersion",
     "Evidence",
     "Layer",
@@ -60,6 +61,9 @@ rests on it is only as good as the model's recall.
 """
 
 EVIDENCE_TYPES: Final[tuple[str, ...]] = get_args(Evidence)
+
+PERIOD_NOT_STATED: Final = "not stated"
+"""The period of a figure whose source states none: said on the card, never guessed."""
 
 LICENCE_NOT_STATED: Final = "not stated"
 """The licence of a source whose publisher states none: a licence the display lists like any
@@ -177,6 +181,10 @@ class Provenance(_Record):
         url: Where a person can read the source, when it has such a page.
         retrieved_at: When it was fetched; must carry a time zone.
         evidence: How the source knows what it says (:data:`Evidence`).
+        period: The time what was read refers to, as the source states it (``"2020"``,
+            ``"1950/2023"``, ``"2024-01-01"``), or :data:`PERIOD_NOT_STATED` when the
+            source states none (GeoNames populations). None on records written before
+            periods were kept, and for sources that are not about a time (a boundary).
     """
 
     source_id: Annotated[
@@ -190,6 +198,9 @@ class Provenance(_Record):
     url: Annotated[str, _text(2_000), AfterValidator(_url)] | None = None
     retrieved_at: Timestamp
     evidence: Evidence
+    # Left out when None, so a record stored before periods were kept reads back and is
+    # written again byte for byte.
+    period: Annotated[str, _text(100)] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class EntryVersion(_Record):

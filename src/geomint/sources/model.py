@@ -18,7 +18,7 @@ from typing import Annotated, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, StringConstraints, model_validator
 
-from geomint.provenance import Evidence
+from geomint.provenance import PERIOD_NOT_STATED, Evidence
 
 __all__ = [
     "MODALITIES",
@@ -34,10 +34,6 @@ __all__ = [
 
 Modality = Literal["table", "vector", "raster"]
 MODALITIES: Final[tuple[str, ...]] = ("table", "vector", "raster")
-
-PERIOD_NOT_STATED: Final = "not stated"
-"""The period of a figure whose source gives none (GeoNames populations): said, not
-guessed."""
 
 _SOURCE_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 _YEAR: Final = re.compile(r"(\d{4})")

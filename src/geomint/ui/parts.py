@@ -88,12 +88,16 @@ class _Durable(_Part):
 
 
 class FigureCard(_Part):
-    """A minted value as a card: the number, its unit and label, and where it came from."""
+    """A minted value as a card: the number, its unit and label, when it refers to, and
+    where it came from. ``period`` is the value's own, else its sources' ("not stated" when
+    a source states none); None when nothing it rests on is about a time."""
 
     id: str
     label: str
     value: JsonValue
     unit: str | None = None
+    # Left out when None: a chat stored before periods were kept projects as it did.
+    period: str | None = Field(default=None, exclude_if=lambda v: v is None)
     licences: tuple[str, ...] = ()
     sources: tuple[Provenance, ...] = ()
     minted_by: str | None = None

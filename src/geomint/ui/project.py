@@ -92,6 +92,7 @@ __all__ = [
     "BlobReader",
     "Projector",
     "approval_preview",
+    "card_period",
     "chat_parts",
     "entry_url",
     "figure_card",
@@ -313,6 +314,14 @@ def routed_diff(
     return diff
 
 
+def card_period(value: Value) -> str | None:
+    """The period a card shows: the value's own, else its sources' distinct periods."""
+    if value.period is not None:
+        return value.period
+    periods = list(dict.fromkeys(s.period for s in value.sources if s.period is not None))
+    return "; ".join(periods) or None
+
+
 def figure_card(value: Value) -> FigureCard:
     """A minted value as a figure card: the number, its unit and label, and its sources."""
     return FigureCard(
@@ -320,6 +329,7 @@ def figure_card(value: Value) -> FigureCard:
         label=value.label,
         value=value.value,
         unit=value.unit,
+        period=card_period(value),
         licences=tuple(value.licences),
         sources=value.sources,
         minted_by=value.minted_by,

@@ -238,7 +238,7 @@ export class AssistantView {
     const unit = figure.unit ? ` ${figure.unit}` : "";
     const sources = el("ul", { class: "sources", hidden: true },
       (figure.sources || []).map((s) => el("li", {},
-        el("strong", { text: s.publisher }), ` · ${s.title} · licence ${s.licence} · retrieved ${formatDate(s.retrieved_at)}`,
+        el("strong", { text: s.publisher }), ` · ${s.title} · licence ${s.licence}${s.period ? ` · period ${s.period}` : ""} · retrieved ${formatDate(s.retrieved_at)}`,
         s.url && /^https?:\/\//.test(s.url) ? el("a", { href: s.url, rel: "noopener noreferrer", target: "_blank", text: " link" }) : null)));
     const toggle = el("button", {
       type: "button", class: "sources-toggle", "aria-expanded": "false",
@@ -259,6 +259,7 @@ export class AssistantView {
     return el("article", { class: "figure-card", dataset: { valueId: figure.id } },
       el("div", { class: "figure-value", text: `${formatNumber(figure.value)}${unit}` }),
       el("div", { class: "figure-label", text: figure.label }),
+      figure.period ? el("div", { class: "figure-period", text: `period: ${figure.period}` }) : null,
       toggle, code, exported, sources);
   }
 

@@ -43,6 +43,30 @@ SQLITE: tuple[tuple[str, str], ...] = (
         );
         """,
     ),
+    (
+        # The source registry (geomint.sources): one JSON body per source, and the
+        # columns find_sources filters by before ranking.
+        "0002_sources",
+        """
+        CREATE TABLE sources (
+            source_id TEXT PRIMARY KEY,
+            body TEXT NOT NULL,
+            modality TEXT NOT NULL,
+            start_year INTEGER,
+            end_year INTEGER,
+            world INTEGER NOT NULL
+        ) WITHOUT ROWID;
+        CREATE INDEX sources_by_modality ON sources (modality);
+        CREATE TABLE source_countries (
+            source_id TEXT NOT NULL,
+            country TEXT NOT NULL,
+            PRIMARY KEY (country, source_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX source_countries_by_source ON source_countries (source_id);
+        CREATE TABLE source_writes (n BIGINT NOT NULL);
+        INSERT INTO source_writes VALUES (0);
+        """,
+    ),
 )
 
 POSTGRES: tuple[tuple[str, str], ...] = (
@@ -84,6 +108,30 @@ POSTGRES: tuple[tuple[str, str], ...] = (
         # numbers (1e300 came back as digits); events are stored as the text written.
         "0002_event_bodies_as_text",
         "ALTER TABLE events ALTER COLUMN body TYPE TEXT USING body::text",
+    ),
+    (
+        # The source registry (geomint.sources): one JSON body per source, and the
+        # columns find_sources filters by before ranking.
+        "0003_sources",
+        """
+        CREATE TABLE sources (
+            source_id TEXT PRIMARY KEY,
+            body TEXT NOT NULL,
+            modality TEXT NOT NULL,
+            start_year INTEGER,
+            end_year INTEGER,
+            world BOOLEAN NOT NULL
+        );
+        CREATE INDEX sources_by_modality ON sources (modality);
+        CREATE TABLE source_countries (
+            source_id TEXT NOT NULL,
+            country TEXT NOT NULL,
+            PRIMARY KEY (country, source_id)
+        );
+        CREATE INDEX source_countries_by_source ON source_countries (source_id);
+        CREATE TABLE source_writes (n BIGINT NOT NULL);
+        INSERT INTO source_writes VALUES (0);
+        """,
     ),
 )
 

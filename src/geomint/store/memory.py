@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 
 from geomint.state.events import BlobRef, Event, EventBody
 from geomint.store.base import ConcurrentAppendError, blob_ref, check_bodies, check_import
+from geomint.store.catalogue import CatalogueRow, Revision, row_matches
 
 __all__ = ["MemoryStore"]
 
@@ -20,6 +21,8 @@ class MemoryStore:
         self._events: dict[str, list[Event]] = {}
         self._blobs: dict[tuple[str, str], bytes] = {}
         self._snapshots: dict[str, tuple[int, str, bytes]] = {}
+        self._sources: dict[str, CatalogueRow] = {}
+        self._source_writes = 0
 
     def append(
         self,
@@ -114,3 +117,47 @@ class MemoryStore:
 
     def close(self) -> None:
         """Nothing to release."""
+
+    # -- the source registry (geomint.store.catalogue) --------------------------------------
+
+    def put_sources(self, rows: Sequence[CatalogueRow]) -> None:
+        """Insert or replace source rows by id."""
+        with self._lock:
+            for row in rows:
+                self._sources[row.id] = row
+            self._source_writes += 1
+
+    def delete_sources(self, ids: Sequence[str]) -> None:
+        """Remove source rows by id."""
+        with self._lock:
+            for source_id in ids:
+                self._sources.pop(source_id, None)
+            self._source_writes += 1
+
+    def source_bodies(self, ids: Sequence[str] | None = None) -> dict[str, str]:
+        """The JSON bodies of ``ids`` (every row when None), by id."""
+        with self._lock:
+            wanted = self._sources if ids is None else ids
+            return {i: self._sources[i].body for i in wanted if i in self._sources}
+
+    def matching_sources(
+        self,
+        *,
+        country: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        modality: str | None = None,
+    ) -> list[str]:
+        """The ids of rows the filter keeps (see :func:`~geomint.store.catalogue.row_matches`)."""
+        with self._lock:
+            rows = list(self._sources.values())
+        return [
+            r.id
+            for r in rows
+            if row_matches(r, country=country, start=start, end=end, modality=modality)
+        ]
+
+    def sources_revision(self) -> Revision:
+        """Changes whenever a source row is written or deleted."""
+        with self._lock:
+            return (self._source_writes, len(self._sources))

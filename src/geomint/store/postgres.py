@@ -39,6 +39,7 @@ from geomint.store.base import (
     check_bodies,
     check_import,
 )
+from geomint.store.catalogue import CatalogueRow, Revision, filter_sql
 
 __all__ = ["PostgresStore", "describe_url"]
 
@@ -393,6 +394,70 @@ class PostgresStore:
             # The chats row first: it waits for (and then blocks) appends in flight.
             for table in ("chats", "events", "blobs", "snapshots"):
                 conn.execute(f"DELETE FROM {table} WHERE chat_id = %s", (chat_id,))  # noqa: S608
+
+    # -- the source registry (geomint.store.catalogue) --------------------------------------
+
+    def put_sources(self, rows: Sequence[CatalogueRow]) -> None:
+        """Insert or replace source rows by id, in one transaction."""
+        with self._transaction() as conn:
+            conn.execute("UPDATE source_writes SET n = n + 1")
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "DELETE FROM source_countries WHERE source_id = %s", [(r.id,) for r in rows]
+                )
+                cur.executemany(
+                    "INSERT INTO sources VALUES (%s, %s, %s, %s, %s, %s) "
+                    "ON CONFLICT (source_id) DO UPDATE SET body = EXCLUDED.body, "
+                    "modality = EXCLUDED.modality, start_year = EXCLUDED.start_year, "
+                    "end_year = EXCLUDED.end_year, world = EXCLUDED.world",
+                    [(r.id, r.body, r.modality, r.start, r.end, r.world) for r in rows],
+                )
+                cur.executemany(
+                    "INSERT INTO source_countries VALUES (%s, %s) ON CONFLICT DO NOTHING",
+                    [(r.id, c) for r in rows for c in r.countries],
+                )
+
+    def delete_sources(self, ids: Sequence[str]) -> None:
+        """Remove source rows by id."""
+        with self._transaction() as conn:
+            conn.execute("UPDATE source_writes SET n = n + 1")
+            conn.execute("DELETE FROM source_countries WHERE source_id = ANY(%s)", (list(ids),))
+            conn.execute("DELETE FROM sources WHERE source_id = ANY(%s)", (list(ids),))
+
+    def source_bodies(self, ids: Sequence[str] | None = None) -> dict[str, str]:
+        """The JSON bodies of ``ids`` (every row when None), by id."""
+        with self._connection() as conn:
+            if ids is None:
+                rows = conn.execute("SELECT source_id, body FROM sources").fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT source_id, body FROM sources WHERE source_id = ANY(%s)", (list(ids),)
+                ).fetchall()
+        return {r[0]: r[1] for r in rows}
+
+    def matching_sources(
+        self,
+        *,
+        country: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        modality: str | None = None,
+    ) -> list[str]:
+        """The ids of rows that cover ``country``, overlap ``start``..``end`` and have
+        ``modality``, chosen by one SQL predicate."""
+        where, args = filter_sql(country, start, end, modality, mark="%s")
+        with self._connection() as conn:
+            rows = conn.execute(f"SELECT s.source_id FROM sources s{where}", args)  # noqa: S608
+            return [r[0] for r in rows]
+
+    def sources_revision(self) -> Revision:
+        """Changes whenever a source row is written or deleted."""
+        with self._connection() as conn:
+            row = conn.execute(
+                "SELECT (SELECT n FROM source_writes), (SELECT COUNT(*) FROM sources)"
+            ).fetchone()
+        assert row is not None  # the migration inserted the counter's row
+        return (int(row[0]), int(row[1]))
 
     def close(self) -> None:
         """Close the connections; the store cannot be used afterwards."""

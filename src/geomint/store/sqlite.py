@@ -33,6 +33,7 @@ from geomint.store.base import (
     check_bodies,
     check_import,
 )
+from geomint.store.catalogue import CatalogueRow, Revision, filter_sql
 
 __all__ = ["DEFAULT_PATH", "SQLiteStore", "default_path"]
 
@@ -40,6 +41,8 @@ __all__ = ["DEFAULT_PATH", "SQLiteStore", "default_path"]
 DEFAULT_PATH = Path("~/.local/share/geomint/geomint.db")
 
 _BUSY_TIMEOUT_MS = 30_000
+# Ids per IN (...) list: well under SQLite's limit on bound parameters.
+_SQL_BATCH = 500
 
 
 def default_path() -> Path:
@@ -430,6 +433,71 @@ class SQLiteStore:
         """Close the connections."""
         with self._lock, self._read_lock:
             self._close_quietly()
+
+    # -- the source registry (geomint.store.catalogue) --------------------------------------
+
+    def put_sources(self, rows: Sequence[CatalogueRow]) -> None:
+        """Insert or replace source rows by id, in one transaction."""
+        with self._writing() as db:
+            db.execute("UPDATE source_writes SET n = n + 1")
+            for row in rows:
+                db.execute("DELETE FROM source_countries WHERE source_id = ?", (row.id,))
+                db.execute(
+                    "INSERT OR REPLACE INTO sources VALUES (?, ?, ?, ?, ?, ?)",
+                    (row.id, row.body, row.modality, row.start, row.end, int(row.world)),
+                )
+                db.executemany(
+                    "INSERT OR IGNORE INTO source_countries VALUES (?, ?)",
+                    [(row.id, c) for c in row.countries],
+                )
+
+    def delete_sources(self, ids: Sequence[str]) -> None:
+        """Remove source rows by id."""
+        with self._writing() as db:
+            db.execute("UPDATE source_writes SET n = n + 1")
+            for source_id in ids:
+                db.execute("DELETE FROM source_countries WHERE source_id = ?", (source_id,))
+                db.execute("DELETE FROM sources WHERE source_id = ?", (source_id,))
+
+    def source_bodies(self, ids: Sequence[str] | None = None) -> dict[str, str]:
+        """The JSON bodies of ``ids`` (every row when None), by id."""
+        with self._read_lock:
+            if ids is None:
+                rows = self._reader.execute("SELECT source_id, body FROM sources").fetchall()
+            else:
+                rows = []
+                for start in range(0, len(ids), _SQL_BATCH):
+                    batch = list(ids[start : start + _SQL_BATCH])
+                    marks = ", ".join("?" * len(batch))
+                    rows += self._reader.execute(
+                        f"SELECT source_id, body FROM sources WHERE source_id IN ({marks})",  # noqa: S608
+                        batch,
+                    ).fetchall()
+        return dict(rows)
+
+    def matching_sources(
+        self,
+        *,
+        country: str | None = None,
+        start: int | None = None,
+        end: int | None = None,
+        modality: str | None = None,
+    ) -> list[str]:
+        """The ids of rows that cover ``country``, overlap ``start``..``end`` and have
+        ``modality``, chosen by one SQL predicate."""
+        where, args = filter_sql(country, start, end, modality, mark="?")
+        with self._read_lock:
+            rows = self._reader.execute(f"SELECT s.source_id FROM sources s{where}", args)  # noqa: S608
+            return [r[0] for r in rows]
+
+    def sources_revision(self) -> Revision:
+        """Changes whenever a source row is written or deleted."""
+        with self._read_lock:
+            row = self._reader.execute(
+                "SELECT (SELECT n FROM source_writes), (SELECT COUNT(*) FROM sources)"
+            )
+            rev, count = row.fetchone()
+        return (int(rev), int(count))
 
     def _close_quietly(self) -> None:
         for name in ("_reader", "_db"):

@@ -63,6 +63,7 @@ from geomint.models import ModelSpec, describe_model, resolve_model
 from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
+from geomint.sources import SourceRegistry, Sources
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
@@ -309,6 +310,7 @@ class MapAgent:
         owns_store: bool = True,
         codegen_model: Model | None = None,
         turn_budget: Mapping[str, int] | None = None,
+        sources: Sources | None = None,
     ) -> None:
         if max_steps < 1:
             raise UsageError(f"max_steps must be at least 1; got {max_steps}")
@@ -340,6 +342,8 @@ class MapAgent:
         self.require_approval = frozenset(require_approval)
         self.approval_policy = approval_policy(self.require_approval, registry)
         self.providers = providers
+        #: The open-data registry, spine and connectors (``find_sources``, ``fetch``).
+        self.sources = sources
         self._owns_store = owns_store
         self._cache = EntryCache()
         self._chat_locks: dict[str, asyncio.Lock] = {}
@@ -622,6 +626,7 @@ class MapAgent:
             registry_help=self._help,
             after_entry_written=_after_write,
             providers=self.providers,
+            sources=self.sources,
             codegen_model=self.codegen_model,
             # A budget of its own per run: the cap is per turn.
             budget=(
@@ -726,6 +731,7 @@ def create_map_agent(
     map_styles: Iterable[MapStyle] = (),
     codegen_model: ModelSpec = None,
     turn_budget: Mapping[str, int] | None = None,
+    sources: Sources | None = None,
 ) -> MapAgent:
     """Build a map agent.
 
@@ -772,6 +778,10 @@ def create_map_agent(
             or stronger one than the chat's); None uses the chat's model.
         turn_budget: Caps on map-code generation per turn: ``{"max_tokens": 20000,
             "max_requests": 4}``. A call over a cap is refused with the reason.
+        sources: The open-data side (:class:`~geomint.sources.Sources`): its registry,
+            connectors, dense arm and whether live sources are offered. None keeps the
+            registry in the chat store's database, seeded with the bundled sources, and
+            offers the live ones only when ``GEOMINT_SOURCES_LIVE=1``.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -800,6 +810,12 @@ def create_map_agent(
         if owns:
             chats.store.close()
         raise
+    try:
+        opendata = sources if sources is not None else Sources(SourceRegistry(chats.store))
+    except BaseException:
+        if owns:
+            chats.store.close()
+        raise
     sandbox.start()
     folders = (bundled.DATA_DIR,) if byod_dirs is None else tuple(Path(d) for d in byod_dirs)
     return MapAgent(
@@ -820,6 +836,7 @@ def create_map_agent(
         owns_store=owns,
         codegen_model=resolved_codegen,
         turn_budget=turn_budget,
+        sources=opendata,
     )
 
 

@@ -34,10 +34,12 @@ RRF_K: Final = 60
 # Words are folded to a crude stem (a plural "s" off) so "populations" finds "population";
 # a real stemmer would need PyStemmer, a C extension, for little gain over titles.
 _WORD: Final = re.compile(r"(?u)\b\w[\w.]*\w\b|\b\w\b")
-_STOPWORDS: Final = frozenset(
-    "a an and are as at be by for from how in into is it of on or per the to was what "
-    "which with many much there their this that these those does do show me give".split()
+_STOPWORD_TEXT: Final = (
+    "a an and are as at be by for from how in into is it of on or per the to was "
+    "what which with many much there their this that these those does do show me "
+    "give"
 )
+_STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
 
 def _tokens(text: str) -> list[str]:

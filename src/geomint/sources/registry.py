@@ -23,6 +23,7 @@ from pydantic import TypeAdapter, ValidationError
 
 from geomint.errors import UsageError
 from geomint.sources.model import FilterKey, Source
+from geomint.store import Store
 from geomint.store.catalogue import Catalogue, CatalogueRow, Revision
 
 __all__ = ["SourceRegistry", "bundled_sources", "catalogue_sources"]
@@ -30,6 +31,8 @@ __all__ = ["SourceRegistry", "bundled_sources", "catalogue_sources"]
 _SOURCES: Final = TypeAdapter(list[Source])
 #: Most options kept per filter key: what a model can read in one hit.
 MAX_OPTIONS: Final = 200
+#: What a filter key learned from a refusal (not declared by the row) says it takes.
+LEARNED: Final = "one of the options the source published"
 
 
 def catalogue_sources(name: str) -> tuple[Source, ...]:
@@ -82,7 +85,9 @@ class SourceRegistry:
         'United Nations, Department of Economic and Social Affairs, Population Division'
     """
 
-    def __init__(self, catalogue: Catalogue, *, seed: Iterable[Source] | None = None) -> None:
+    def __init__(
+        self, catalogue: Catalogue | Store, *, seed: Iterable[Source] | None = None
+    ) -> None:
         if not isinstance(catalogue, Catalogue):
             raise UsageError(
                 f"{type(catalogue).__name__} cannot keep sources: a registry needs a store "
@@ -188,11 +193,11 @@ class SourceRegistry:
         if found is not None and found.options == kept:
             return source
         changed = (
-            FilterKey(key=key, takes="one of the options the source published", options=kept)
+            FilterKey(key=key, takes=LEARNED, options=kept)
             if found is None
             else found.model_copy(update={"options": kept})
         )
-        filters = tuple(f for f in source.filters if f.key != key) + (changed,)
+        filters = (*(f for f in source.filters if f.key != key), changed)
         updated = source.model_copy(update={"filters": filters})
         self.put([updated])
         return updated
@@ -200,6 +205,7 @@ class SourceRegistry:
 
 def _without_options(source: Source) -> str:
     data = source.model_dump(mode="json")
+    data["filters"] = [f for f in data["filters"] if f["takes"] != LEARNED]
     for item in data["filters"]:
         item.pop("options", None)
     return json.dumps(data, sort_keys=True)

@@ -124,7 +124,7 @@ class Spine:
         self.notes = tuple(notes)
         for place in places:
             for name in {place.name, *place.names.values(), *place.other_names}:
-                key = fold(name)
+                key = fold(name) if isinstance(name, str) else ""
                 if key:
                     ids = self._by_name.setdefault(key, [])
                     if place.id not in ids:
@@ -213,7 +213,8 @@ class Spine:
         """The unit's GeoJSON geometry (a copy), a Point for a city; None when unknown."""
         geometry = self._geometries.get(place_id)
         if geometry is not None:
-            return json.loads(json.dumps(geometry))
+            copied: dict[str, Any] = json.loads(json.dumps(geometry))
+            return copied
         place = self._places.get(place_id)
         if place is not None and place.point is not None:
             return {"type": "Point", "coordinates": list(place.point)}
@@ -267,7 +268,7 @@ def _countries() -> tuple[list[Place], dict[str, dict[str, Any]], dict[str, str]
                 names={"en": props["name"]},
                 other_names=tuple(props.get("aliases") or ()),
                 country=iso3,
-                point=tuple(props["label"]),  # type: ignore[arg-type]
+                point=(float(props["label"][0]), float(props["label"][1])),
                 bbox=(west, south, east, north),
                 codes=codes,
             )
@@ -286,7 +287,8 @@ def _admin1(iso3_of: Mapping[str, str]) -> tuple[list[Place], dict[str, dict[str
         props = feature["properties"]
         code = props.get("iso_3166_2")
         country = props.get("adm0_a3") or iso3_of.get(str(props.get("iso_a2")))
-        if not code or not feature.get("geometry"):
+        name = props.get("name_en") or props.get("name")
+        if not code or not name or not feature.get("geometry"):
             continue
         names = {
             lang: props[f"name_{lang}"]
@@ -304,7 +306,7 @@ def _admin1(iso3_of: Mapping[str, str]) -> tuple[list[Place], dict[str, dict[str
             Place(
                 id=place_id,
                 level="admin1",
-                name=props.get("name_en") or props["name"],
+                name=name,
                 names=names,
                 other_names=(props["name"],) if props.get("name") else (),
                 kind=props.get("type_en"),

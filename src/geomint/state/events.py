@@ -74,7 +74,14 @@ __all__ = [
 ]
 
 EntryKind = Literal[
-    "places", "routes", "ranges", "incidents", "geometries", "traffic_area_analytics", "byod"
+    "places",
+    "routes",
+    "ranges",
+    "incidents",
+    "geometries",
+    "traffic_area_analytics",
+    "byod",
+    "tables",
 ]
 #: The kinds of entry a workspace holds, in the order tools list them.
 ENTRY_KINDS: tuple[str, ...] = EntryKind.__args__  # type: ignore[attr-defined]

@@ -214,6 +214,11 @@ class Workspace(BaseModel):
         """Data the user brought."""
         return self.of_kind("byod")
 
+    @property
+    def tables(self) -> tuple[Entry, ...]:
+        """Tables read from published sources, one feature per row."""
+        return self.of_kind("tables")
+
     def next_entry_id(self, kind: str) -> str:
         """The id a new entry of ``kind`` takes: ids are never reused within a chat."""
         numbers = [int(e.entry_id.rsplit("-", 1)[1]) for e in self.of_kind(kind)]

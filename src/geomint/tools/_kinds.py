@@ -56,6 +56,15 @@ KIND_DOCS: Final[dict[str, str]] = {
         "`byod`: FeatureCollection the user brought (any geometry); its property names are "
         "in the entry's digest (call recall_byod)."
     ),
+    "tables": (
+        "`tables`: FeatureCollection of rows a `fetch` read from a published source, one "
+        "feature per row; properties carry `unit_id` (a place spine id such as country:FIN, "
+        "None when the unit is not on the spine), `unit_name`, `unit_code`, `period` (text: "
+        "'2020', or 'not stated'), `value` (None when the source has no value) and the "
+        "source's other columns. Geometry is the unit's boundary, or its label point when "
+        "units repeat over periods. `tables.to_geodataframe()` gives a frame; sort periods "
+        "as text. mint.value(x, label, unit=...) keeps the table's source and its period."
+    ),
 }
 
 _LIBRARIES: Final = (

@@ -27,6 +27,7 @@ from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import Sandbox
+from geomint.sources import Sources
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
 from geomint.state.events import EntryKind
 from geomint.store import Appended, Chats
@@ -139,6 +140,8 @@ class ToolContext:
         codegen_model: The model that writes map code (``execute_map_code``); None when
             only code the calling model wrote can be checked.
         budget: What map-code generation may still spend in this turn (None: no cap).
+        sources: The open-data registry, spine and connectors ``find_sources``,
+            ``resolve_place`` and ``fetch`` answer from (None: those tools refuse).
     """
 
     chats: Chats
@@ -160,6 +163,7 @@ class ToolContext:
     call_id: str | None = None
     codegen_model: Model | None = None
     budget: TurnBudget | None = None
+    sources: Sources | None = None
 
     # -- effects -------------------------------------------------------------------------
 

@@ -20,6 +20,7 @@ from geomint.tools.help import HELP
 from geomint.tools.location import GET_CURRENT_LOCATION
 from geomint.tools.mapcode import EXECUTE_MAP_CODE, UNDO_MAP_CHANGE
 from geomint.tools.mapview import SET_LANGUAGE, SET_MAP_STYLE
+from geomint.tools.opendata import FETCH, FIND_SOURCES, RESOLVE_PLACE
 from geomint.tools.places import PROVIDER_TOOLS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
 from geomint.tools.registry import ToolEntry
@@ -49,6 +50,9 @@ DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
         "set_language": SET_LANGUAGE,
         "execute_map_code": EXECUTE_MAP_CODE,
         "undo_map_change": UNDO_MAP_CHANGE,
+        "find_sources": FIND_SOURCES,
+        "resolve_place": RESOLVE_PLACE,
+        "fetch": FETCH,
         "get_current_location": GET_CURRENT_LOCATION,
         "present_figure": PRESENT_FIGURE,
         "record_observation": RECORD_OBSERVATION,

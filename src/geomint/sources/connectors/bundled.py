@@ -1,0 +1,160 @@
+"""The bundled connector: tables geomint ships, read offline.
+
+A bundled source's ``config`` names a CSV file inside the geomint package and its
+columns::
+
+    {"file": "sources/bundled/population.csv", "code_system": "iso3",
+     "unit_column": "iso3", "name_column": "name", "period_column": "year",
+     "value_column": "population", "extra_columns": ["variant"]}
+
+``period_column`` is left out for a table whose publisher states no period (GeoNames
+city populations): every row's period is then ``"not stated"``. The retrieval time is
+the one the file's folder records in its ``SOURCES.json`` (when the package that
+carried the data was published), so a figure says how old its copy is.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Mapping
+from datetime import datetime
+from functools import cache
+from importlib import resources
+from typing import Any, Final
+
+from geomint.provenance import PERIOD_NOT_STATED
+from geomint.sources.connectors.base import (
+    CODE_SYSTEMS,
+    CodeSystem,
+    Request,
+    Row,
+    SourceFetchError,
+    Table,
+    Unit,
+)
+
+__all__ = ["BundledConnector"]
+
+_PACKAGE: Final = "geomint"
+
+
+@cache
+def _rows(path: str) -> tuple[dict[str, str], ...]:
+    file = resources.files(_PACKAGE).joinpath(path)
+    if not file.is_file():
+        raise SourceFetchError("not_found", f"the bundled file {path} is not installed")
+    text = file.read_text(encoding="utf-8")
+    return tuple(csv.DictReader(io.StringIO(text, newline="")))
+
+
+@cache
+def _record(path: str) -> Mapping[str, Any]:
+    folder, _, name = path.rpartition("/")
+    listing = resources.files(_PACKAGE).joinpath(folder, "SOURCES.json")
+    records = json.loads(listing.read_text(encoding="utf-8")) if listing.is_file() else {}
+    for record in (records.get("files") or records).values():
+        if isinstance(record, dict) and record.get("file") == name:
+            return record
+    raise SourceFetchError("not_found", f"{folder}/SOURCES.json has no record of {name}")
+
+
+def _code(unit: Unit, system: str) -> str | None:
+    code = {
+        "iso3": unit.iso3,
+        "iso2": unit.iso2,
+        "m49": unit.m49,
+        "geonameid": unit.geonameid,
+        "spine": unit.id,
+    }.get(system)
+    return None if code is None else str(code)
+
+
+def _number(text: str) -> float | int | None:
+    text = text.strip()
+    if not text:
+        return None
+    try:
+        return int(text)
+    except ValueError:
+        return float(text)
+
+
+class BundledConnector:
+    """Reads the CSV tables geomint ships (see the module docstring for ``config``)."""
+
+    @property
+    def name(self) -> str:
+        """``"bundled"``."""
+        return "bundled"
+
+    @property
+    def vocabulary(self) -> Mapping[str, str]:
+        """No keys beyond ``unit`` and ``period``."""
+        return {}
+
+    def fetch(self, request: Request) -> Table:
+        """Read the rows of the units and years asked for.
+
+        Raises:
+            SourceFetchError: The source's config does not name a bundled table, or its
+                columns are not in the file (``changed``).
+        """
+        config = request.source.config
+        path = str(config.get("file", ""))
+        system = str(config.get("code_system", ""))
+        if not path or system not in CODE_SYSTEMS:
+            raise SourceFetchError(
+                "not_found",
+                f"{request.source.id} does not name a bundled table (config needs 'file' and "
+                f"'code_system', one of {', '.join(CODE_SYSTEMS)})",
+            )
+        rows = _rows(path)
+        unit_column = str(config.get("unit_column", ""))
+        value_column = str(config.get("value_column", "value"))
+        name_column = config.get("name_column")
+        period_column = config.get("period_column")
+        extra = [str(c) for c in config.get("extra_columns") or []]  # type: ignore[union-attr]
+        needed = [unit_column, value_column, *extra]
+        needed += [str(c) for c in (name_column, period_column) if c]
+        missing = [c for c in needed if rows and c not in rows[0]]
+        if missing:
+            raise SourceFetchError(
+                "changed",
+                f"the bundled table {path} has no column {', '.join(missing)}; it has "
+                f"{', '.join(rows[0])}",
+            )
+        codes = {c for u in request.units if (c := _code(u, system)) is not None}
+        period = request.period
+        out = []
+        for row in rows:
+            code = row[unit_column]
+            if codes and code not in codes:
+                continue
+            when = row[str(period_column)] if period_column else PERIOD_NOT_STATED
+            dated = period_column and when[:4].isdigit()
+            if period is not None and dated and not period.holds(int(when[:4])):
+                continue
+            out.append(
+                Row(
+                    unit_code=code,
+                    unit_name=row[str(name_column)] if name_column else None,
+                    period=when,
+                    value=_number(row[value_column]),
+                    extra={c: row[c] for c in extra},
+                )
+            )
+        record = _record(path)
+        typed: CodeSystem = system  # type: ignore[assignment]  # checked against CODE_SYSTEMS
+        notes = []
+        if request.units and not out:
+            notes.append(f"the table has no rows for {', '.join(u.id for u in request.units)}")
+        return Table(
+            rows=tuple(out),
+            code_system=typed,
+            retrieved_at=datetime.fromisoformat(str(record["retrieved_at"])),
+            url=str(record.get("package") or record.get("url") or "") or None,
+            unit=request.source.profile.unit,
+            notes=tuple(notes),
+        )

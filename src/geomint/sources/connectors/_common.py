@@ -32,9 +32,7 @@ __all__ = [
     "trusting",
 ]
 
-_UNAVAILABLE_CODES: Final = frozenset(
-    {"connection", "status", "scheme", "address", "vetoed", "redirects", "content_type"}
-)
+_REFUSED_CODES: Final = frozenset({"scheme", "address", "vetoed", "redirects"})
 _SAFE_CODE: Final = re.compile(r"[A-Za-z0-9_@.\-]{1,60}")
 
 
@@ -125,12 +123,12 @@ def fetch_error(error: FetchError, what: str) -> SourceFetchError:
     elif error.code == "malformed":
         code = "malformed"
         message = f"{what} sent an answer geomint cannot read: {reason}"
-    elif error.code in _UNAVAILABLE_CODES or error.code == "decompression":
+    elif error.code in _REFUSED_CODES:  # geomint's guard, not the service, said no
+        code = "unavailable"
+        message = f"{what} was not fetched: {reason}"
+    else:  # a failed connection, an error status, a broken encoding
         code = "unavailable"
         message = f"{what} failed: {reason}; try again later"
-    else:  # every FetchErrorCode is handled above; this keeps a new one honest
-        code = "unavailable"
-        message = f"{what} failed ({error.code}): {reason}"
     return SourceFetchError(code, message, retry_after=error.retry_after, url=error.url)
 
 

@@ -1,0 +1,56 @@
+"""Connectors: how a source is read, one module per kind of service.
+
+The contract every connector keeps is in :mod:`~geomint.sources.connectors.base` (the
+:class:`Request` it is given, the :class:`Table`, :class:`Download` or :class:`Listing`
+it returns, the :class:`SourceFetchError` it raises). The connectors for web services:
+
+* :class:`WorldBankConnector`: the World Bank Indicators API v2;
+* :class:`SdmxConnector`: SDMX data services (Eurostat, the OECD, the ILO), parsed by
+  ``sdmx1`` from bytes :mod:`geomint.http` fetched;
+* :class:`CkanConnector`: CKAN open-data portals (search, list, download).
+
+Each sends its requests through :mod:`geomint.http` under the request's policy, so a
+test answers them with a ``ScriptedTransport`` or a recorded-response server.
+"""
+
+from geomint.sources.connectors.base import (
+    CODE_SYSTEMS,
+    FETCH_ERROR_CODES,
+    CodeSystem,
+    Connector,
+    Download,
+    FetchErrorKind,
+    ListedDataset,
+    ListedResource,
+    Listing,
+    PeriodFilter,
+    Request,
+    Row,
+    SourceFetchError,
+    Table,
+    Unit,
+)
+from geomint.sources.connectors.ckan import CkanConnector
+from geomint.sources.connectors.sdmx import SdmxConnector
+from geomint.sources.connectors.worldbank import WorldBankConnector
+
+__all__ = [
+    "CODE_SYSTEMS",
+    "FETCH_ERROR_CODES",
+    "CkanConnector",
+    "CodeSystem",
+    "Connector",
+    "Download",
+    "FetchErrorKind",
+    "ListedDataset",
+    "ListedResource",
+    "Listing",
+    "PeriodFilter",
+    "Request",
+    "Row",
+    "SdmxConnector",
+    "SourceFetchError",
+    "Table",
+    "Unit",
+    "WorldBankConnector",
+]

@@ -33,6 +33,9 @@ __all__ = [
     "Connector",
     "Download",
     "FetchErrorKind",
+    "ListedDataset",
+    "ListedResource",
+    "Listing",
     "PeriodFilter",
     "Request",
     "Row",
@@ -249,10 +252,71 @@ class Connector(Protocol):
         takes in words; a source's ``filters`` are drawn from these."""
         ...
 
-    def fetch(self, request: Request) -> Table | Download:
+    def fetch(self, request: Request) -> Table | Download | Listing:
         """Read what ``request`` asks for.
 
         Raises:
             SourceFetchError: It failed or was refused; the code says which.
         """
         ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListedResource:
+    """One file or service of a catalogue's dataset, as the catalogue describes it.
+
+    Attributes:
+        id: The catalogue's id for it (what ``resource`` takes).
+        name: Its name in the catalogue, or None when it has none.
+        format: The format the catalogue gives (``"CSV"``, ``"GeoJSON"``), or None.
+        url: Where the file is, as the catalogue gives it.
+        size: Its size in bytes, when the catalogue states it.
+    """
+
+    id: str
+    name: str | None
+    format: str | None
+    url: str | None
+    size: int | None = None
+
+
+@dataclass(frozen=True, kw_only=True)
+class ListedDataset:
+    """One dataset a catalogue search found.
+
+    Attributes:
+        name: The catalogue's name for it (what ``dataset`` takes).
+        title: Its title.
+        organisation: The organisation publishing it, when the catalogue names one.
+        licence_id: The catalogue's licence id (``"cc-by-4.0"``), or None when unstated.
+        licence_title: The licence as a person reads it, or None.
+        metadata_modified: When its catalogue entry last changed (ISO 8601 text), or None.
+        resources: Its files and services.
+    """
+
+    name: str
+    title: str
+    organisation: str | None
+    licence_id: str | None
+    licence_title: str | None
+    metadata_modified: str | None
+    resources: tuple[ListedResource, ...] = ()
+
+
+@dataclass(frozen=True, kw_only=True)
+class Listing:
+    """What a catalogue search returned: datasets to choose from, not data.
+
+    Attributes:
+        datasets: The datasets on this page of results, in the catalogue's order.
+        count: How many datasets match in all (more than ``datasets`` when paged).
+        url: The request URL (secrets removed).
+        retrieved_at: When the answer was fetched.
+        notes: What the connector narrowed or could not honour, in words.
+    """
+
+    datasets: tuple[ListedDataset, ...]
+    count: int
+    url: str
+    retrieved_at: datetime
+    notes: tuple[str, ...] = ()

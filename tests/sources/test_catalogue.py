@@ -1,0 +1,61 @@
+"""The live catalogue: every row is a valid Source, read by a connector that exists, with
+the settings that connector needs, and honest about licences and periods."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import pytest
+
+from geomint.sources.connectors import (
+    CkanConnector,
+    Connector,
+    SdmxConnector,
+    WorldBankConnector,
+)
+from geomint.sources.connectors.sdmx import AGENCIES
+from geomint.sources.model import Source
+
+CONNECTORS: dict[str, Connector] = {
+    c.name: c for c in (WorldBankConnector(), SdmxConnector(), CkanConnector())
+}
+ROWS: list[dict[str, Any]] = json.loads(
+    (resources.files("geomint.sources") / "catalogue" / "live.json").read_text("utf-8")
+)
+SOURCES = [Source.model_validate(row) for row in ROWS]
+
+
+def test_ids_are_unique() -> None:
+    ids = [source.id for source in SOURCES]
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.id)
+def test_each_row_names_a_connector_and_filters_it_takes(source: Source) -> None:
+    connector = CONNECTORS[source.connector]
+    extra = {f.key for f in source.filters} - {"unit", "period"}
+    assert extra <= set(connector.vocabulary), f"{source.id} declares {extra}"
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda s: s.id)
+def test_each_row_has_the_settings_its_connector_reads(source: Source) -> None:
+    config = source.config
+    if source.connector == "worldbank":
+        assert isinstance(config["indicator"], str)
+    elif source.connector == "sdmx":
+        assert config["agency"] in AGENCIES
+        assert "{geo}" in str(config["key"])
+        for declared in source.filters:
+            if declared.key not in ("unit", "period"):
+                assert "{" + declared.key + "}" in str(config["key"])
+    else:
+        assert str(config["base_url"]).startswith("https://")
+        assert source.licence == "per dataset (see each result)"
+
+
+def test_periods_are_explained_where_they_differ() -> None:
+    by_id = {source.id: source for source in SOURCES}
+    assert "midyear" in by_id["worldbank-population"].guidance
+    assert "1 January" in by_id["eurostat-population-1-january"].guidance

@@ -31,6 +31,10 @@ class FixedConnector:
         return "fixed"
 
     @property
+    def needs_network(self) -> bool:
+        return False
+
+    @property
     def vocabulary(self) -> Mapping[str, str]:
         return {"sex": "T, M or F"}
 

@@ -83,6 +83,22 @@ class _Turn:
         ids = re.findall(rf"^- ({kind}-\d+) ", self.instructions, flags=re.MULTILINE)
         return ids[0] if ids else self.entry(kind)
 
+    def place(self, name: str) -> str | None:
+        """The spine id this turn's ``resolve_place`` gave for ``name``."""
+        for tool, result in self.results:
+            if tool == "resolve_place":
+                for found in result.get("matches", []):
+                    if found.get("name") == name:
+                        return str(found["id"])
+        return None
+
+    def hit(self) -> str | None:
+        """The first source the newest ``find_sources`` of this turn returned."""
+        for tool, result in reversed(self.results):
+            if tool == "find_sources" and result.get("hits"):
+                return str(result["hits"][0]["source_id"])
+        return None
+
     def figure_ids(self) -> list[str]:
         ids: list[str] = []
         for _, result in self.results:
@@ -150,6 +166,51 @@ return {"stops": len(byod["features"]), "by_kind": kinds, "previous": previous}"
 
 
 Step = tuple[str, Callable[[_Turn], dict[str, Any] | None]]
+
+
+_NORDIC_CHART = """\
+rows = sorted((f["properties"] for f in tables["features"]), key=lambda p: -p["value"])
+for row in rows:
+    mint.value(row["value"], "population of " + row["unit_name"], unit="people",
+               period=row["period"])
+periods = sorted({row["period"] for row in rows})
+return {
+    "type": "bar",
+    "data": {
+        "labels": [row["unit_name"] for row in rows],
+        "datasets": [{"label": "Population, " + ", ".join(periods),
+                      "data": [row["value"] for row in rows]}],
+    },
+}"""
+
+_INDICATOR_LINE = """\
+rows = sorted((f["properties"] for f in tables["features"] if f["properties"]["value"] is not None),
+              key=lambda p: p["period"])
+first, last = rows[0], rows[-1]
+mint.value(first["value"], "life expectancy in " + first["unit_name"], unit="years",
+           period=first["period"])
+mint.value(last["value"], "life expectancy in " + last["unit_name"], unit="years",
+           period=last["period"])
+return {
+    "type": "line",
+    "data": {
+        "labels": [row["period"] for row in rows],
+        "datasets": [{"label": "Life expectancy at birth, " + first["unit_name"] + " (years)",
+                      "data": [row["value"] for row in rows]}],
+    },
+}"""
+
+_NORDIC: Final = ["country:FIN", "country:SWE", "country:NOR", "country:DNK", "country:ISL"]
+
+
+def _cell(name: str) -> Callable[[_Turn], dict[str, Any] | None]:
+    def build(turn: _Turn) -> dict[str, Any] | None:
+        source, place = turn.hit(), turn.place(name)
+        if source is None or place is None:
+            return None
+        return {"source_id": source, "filters": {"unit": place}, "cell": True}
+
+    return build
 
 
 def _load_stops(turn: _Turn) -> dict[str, Any] | None:
@@ -463,6 +524,103 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         ),
         answer="The restaurants are counted in H3 hexagons about a city block across and "
         "drawn as a picture over the map: darker where there are more.",
+    ),
+    DemoPrompt(
+        text="Population of Helsinki against Espoo",
+        pattern=r"population.*helsinki.*espoo|population.*espoo.*helsinki",
+        tools=("resolve_place", "find_sources", "fetch", "present_figure"),
+        scopes={},
+        steps=(
+            ("resolve_place", lambda t: {"name": "Helsinki", "level": "city"}),
+            ("resolve_place", lambda t: {"name": "Espoo", "level": "city"}),
+            ("find_sources", lambda t: {"query": "population of cities", "country": "FIN"}),
+            ("fetch", _cell("Helsinki")),
+            ("fetch", _cell("Espoo")),
+            _present("Helsinki and Espoo"),
+        ),
+        answer="Helsinki has <f0> and Espoo <f1>, as GeoNames records them (CC BY 4.0). "
+        "GeoNames states no year for these figures, so each card says the period is not "
+        "stated: read them as recent, not as a census of a known date.",
+    ),
+    DemoPrompt(
+        text="Population of the Nordic countries in the latest year, as a bar chart",
+        pattern=r"nordic",
+        tools=("find_sources", "fetch", "analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["tables"]}},
+        steps=(
+            ("find_sources", lambda t: {"query": "population by country and year"}),
+            (
+                "fetch",
+                lambda t: {
+                    "source_id": t.hit(),
+                    "filters": {"unit": _NORDIC, "period": "latest", "variant": "estimate"},
+                },
+            ),
+            (
+                "analyse_data",
+                lambda t: {
+                    "tables_entry_ids": [t.entry("tables")],
+                    "name": "nordic-population",
+                    "output_format": "chart",
+                    "code": _NORDIC_CHART,
+                },
+            ),
+            _present("Population of the Nordic countries"),
+        ),
+        answer="In the newest year the UN's World Population Prospects 2024 estimates rather "
+        "than projects, Sweden has <f0>, Denmark <f1>, Finland <f2>, Norway <f3> and Iceland "
+        "<f4>; every card names that year.",
+    ),
+    DemoPrompt(
+        text="Life expectancy in Finland over time as a line chart",
+        pattern=r"life expectancy",
+        tools=("resolve_place", "find_sources", "fetch", "analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["tables"]}},
+        steps=(
+            ("resolve_place", lambda t: {"name": "Finland", "level": "country"}),
+            (
+                "find_sources",
+                lambda t: {"query": "life expectancy at birth by country and year"},
+            ),
+            (
+                "fetch",
+                lambda t: {"source_id": t.hit(), "filters": {"unit": t.place("Finland")}},
+            ),
+            (
+                "analyse_data",
+                lambda t: {
+                    "tables_entry_ids": [t.entry("tables")],
+                    "name": "finland-life-expectancy",
+                    "output_format": "chart",
+                    "code": _INDICATOR_LINE,
+                },
+            ),
+            _present("Life expectancy in Finland"),
+        ),
+        answer="Life expectancy at birth in Finland rose from <f0> to <f1> over the years "
+        "the Gapminder table covers; the line shows every year it has.",
+    ),
+    DemoPrompt(
+        text="GDP per capita of Helsinki",
+        pattern=r"gdp",
+        tools=("resolve_place", "find_sources", "fetch"),
+        scopes={},
+        steps=(
+            ("resolve_place", lambda t: {"name": "Helsinki", "level": "city"}),
+            ("find_sources", lambda t: {"query": "GDP per capita"}),
+            (
+                "fetch",
+                lambda t: {
+                    "source_id": t.hit(),
+                    "filters": {"unit": t.place("Helsinki"), "period": "latest"},
+                    "cell": True,
+                },
+            ),
+        ),
+        answer="No source here gives GDP per capita for Helsinki. I searched the registry for "
+        "GDP per capita: what it has is figures for whole countries, and a country's figure "
+        "is not a city's, so I will not estimate one. A city figure would need a regional "
+        "accounts source, which this installation does not have.",
     ),
     DemoPrompt(
         text="What can you do?",

@@ -49,6 +49,7 @@ class Mint:
         label: str,
         unit: str | None = None,
         sources: list[str] | None = None,
+        period: str | None = None,
     ) -> Any:
         """Register ``x`` as a figure a person will read, and return ``x`` unchanged.
 
@@ -58,6 +59,9 @@ class Mint:
             unit: Its unit ("m", "km²", "people"), or None for a plain count.
             sources: Entry ids the figure was computed from, when narrower than the
                 call's inputs.
+            period: The period the figure refers to, read off the rows it came from
+                (``row["period"]`` of a table); left out, the card shows its sources'
+                periods.
         """
         if len(self.figures) >= MAX_FIGURES:
             raise ValueError(
@@ -72,6 +76,7 @@ class Mint:
                 "unit": _optional_text(unit, "unit"),
                 "sources": _sources(sources),
                 "line": _caller_line(),
+                **({"period": _period(period)} if period is not None else {}),
             }
         )
         return x
@@ -130,6 +135,17 @@ def _optional_text(value: object, name: str) -> str | None:
             f"mint.value {name} must be a short text such as 'm' or 'people', got {value!r}"
         )
     return value
+
+
+def _period(value: object) -> str:
+    text = (
+        str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
+    )
+    if not text or len(text) > 100:
+        raise TypeError(
+            f"mint.value period must be a short text such as '2020' or '2000/2010', got {value!r}"
+        )
+    return text
 
 
 def _sources(sources: object) -> list[JsonValue] | None:

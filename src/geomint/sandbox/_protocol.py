@@ -42,14 +42,16 @@ class ChildError(_Strict):
 
 
 class MintedFigure(_Strict):
-    """A ``mint.value`` registration: the number, its label and unit, the entry ids it was
-    computed from when narrower than the call's inputs, and its line in the model's code."""
+    """A ``mint.value`` registration: the number, its label and unit, the period it refers
+    to when the code read one off its rows, the entry ids it was computed from when narrower
+    than the call's inputs, and its line in the model's code."""
 
     label: Annotated[str, Field(min_length=1, max_length=200)]
     value: bool | int | float
     unit: Annotated[str, Field(max_length=40)] | None
     sources: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=50)] | None
     line: Annotated[int, Field(ge=0)]
+    period: Annotated[str, Field(min_length=1, max_length=100)] | None = None
 
 
 class MapOp(_Strict):

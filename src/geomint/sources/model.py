@@ -54,6 +54,9 @@ class Coverage(_Frozen):
             ``world`` true for a source about every country.
         world: It covers the world (every country), so no country predicate excludes it.
         areas: Other areas it names, in words ("Helsinki", "EU27").
+        levels: The spine levels its rows are about (``country``, ``admin1``, ``city``,
+            ``area``); empty when it does not say. A fetch naming a unit of another level
+            is a miss before any request.
         start: The first year it has, or None when it states none.
         end: The last year it has, or None for open-ended or unstated.
     """
@@ -61,6 +64,7 @@ class Coverage(_Frozen):
     countries: tuple[Annotated[str, StringConstraints(pattern=r"^[A-Z]{3}$")], ...] = ()
     world: bool = False
     areas: tuple[_Name, ...] = ()
+    levels: tuple[Literal["country", "admin1", "city", "area"], ...] = ()
     start: int | None = Field(default=None, ge=1000, le=2200)
     end: int | None = Field(default=None, ge=1000, le=2200)
 
@@ -203,6 +207,7 @@ class Source(_Frozen):
             "guidance": self.guidance,
             "coverage": {
                 "countries": "world" if coverage.world else list(coverage.countries),
+                **({"levels": list(coverage.levels)} if coverage.levels else {}),
                 "areas": list(coverage.areas),
                 "period": coverage.period,
             },

@@ -28,6 +28,7 @@ from geomint.provenance import PERIOD_NOT_STATED, Provenance
 from geomint.sources.connectors.base import (
     Connector,
     Download,
+    Listing,
     PeriodFilter,
     Request,
     Row,
@@ -193,6 +194,7 @@ def check_filters(source: Source, filters: Mapping[str, JsonValue], spine: Spine
         if key == "unit":
             given = value if isinstance(value, list) else [value]
             units = tuple(spine.require(str(v)) for v in given)
+            _covered(source, units)
         elif key == "period":
             period = _period_filter(value)
         else:
@@ -209,6 +211,40 @@ def check_filters(source: Source, filters: Mapping[str, JsonValue], spine: Spine
                 )
             options[key] = values if isinstance(value, list) else values[0]
     return Narrowing(units=units, period=period, options=options, asked=dict(filters))
+
+
+def _covered(source: Source, units: Sequence[Place]) -> None:
+    """Refuse units the source cannot have rows for: another level, another country."""
+    coverage = source.coverage
+    for place in units:
+        if coverage.levels and place.level not in coverage.levels:
+            raise SourceFetchError(
+                "not_covered",
+                f"{source.id} has figures for {', '.join(_plural(lv) for lv in coverage.levels)}"
+                f" only, and {place.id} ({place.name}) is a {_LEVEL_NAMES[place.level]}; no "
+                "figure of one level is a figure of another",
+                key="unit",
+            )
+        if not coverage.world and coverage.countries and place.country not in coverage.countries:
+            raise SourceFetchError(
+                "not_covered",
+                f"{source.id} covers {', '.join(coverage.countries[:12])}"
+                + ("..." if len(coverage.countries) > 12 else "")
+                + f", not {place.id} ({place.name})",
+                key="unit",
+            )
+
+
+_LEVEL_NAMES: Final = {
+    "country": "country",
+    "admin1": "first-level division",
+    "city": "city",
+    "area": "named area",
+}
+
+
+def _plural(level: str) -> str:
+    return {"country": "countries", "city": "cities"}.get(level, f"{_LEVEL_NAMES[level]}s")
 
 
 def provenance_of(source: Source, table: Table | Download, period: str | None) -> Provenance:
@@ -391,14 +427,15 @@ def _span(periods: Sequence[str]) -> str:
 
 def read_table(
     source: Source, connector: Connector, spine: Spine, narrowing: Narrowing, policy: RequestPolicy
-) -> LandedTable | Download:
-    """Read a table whole, joined to the spine by unit id; or a file-shaped resource.
+) -> LandedTable | Download | Listing:
+    """Read a table whole, joined to the spine by unit id; or a file-shaped resource, or
+    a catalogue's listing of datasets.
 
     Raises:
         SourceFetchError: The fetch failed.
     """
     answer = connector.fetch(_request(source, narrowing, spine, policy))
-    if isinstance(answer, Download):
+    if isinstance(answer, Download | Listing):
         return answer
     if not isinstance(answer, Table):
         raise SourceFetchError(

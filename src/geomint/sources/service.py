@@ -25,7 +25,7 @@ from pydantic import JsonValue
 
 from geomint.errors import UsageError
 from geomint.http import RequestPolicy
-from geomint.sources.connectors.base import Connector, Download, SourceFetchError
+from geomint.sources.connectors.base import Connector, Download, Listing, SourceFetchError
 from geomint.sources.connectors.bundled import BundledConnector
 from geomint.sources.model import MODALITIES, Source, period_years
 from geomint.sources.ranking import DenseArm, Hit, Ranker
@@ -136,7 +136,8 @@ class Sources:
     def reachable(self, source: Source) -> bool:
         """Whether a fetch of ``source`` can run here: its connector exists, and it needs
         no network or the network is on."""
-        return source.connector in self.connectors and (self.live or source.connector == "bundled")
+        connector = self.connectors.get(source.connector)
+        return connector is not None and (self.live or not connector.needs_network)
 
     # -- find ----------------------------------------------------------------------------
 
@@ -246,7 +247,7 @@ class Sources:
 
     def read(
         self, source_id: str, filters: Mapping[str, JsonValue], *, cell: bool
-    ) -> Cell | CellMiss | LandedTable | Download:
+    ) -> Cell | CellMiss | LandedTable | Download | Listing:
         """Read a cell (``cell=True``) or land a table (or a file-shaped resource).
 
         Blocking: it sends HTTP requests for live sources. A refused filter value teaches

@@ -352,6 +352,7 @@ async def _mint(
                 label=figure.label,
                 value=figure.value,
                 unit=figure.unit,
+                period=figure.period,
                 sources=sources_of(ctx, narrowed),
                 minted_by=analysis_id,
                 code_hash=code_hash,
@@ -416,7 +417,13 @@ def _narrowed(
 def figure_digests(values: Sequence[Value]) -> list[dict[str, Any]]:
     """Minted values as the model reads them: id, label, value and unit."""
     return [
-        {"id": v.id, "label": v.label, "value": v.value, **({"unit": v.unit} if v.unit else {})}
+        {
+            "id": v.id,
+            "label": v.label,
+            "value": v.value,
+            **({"unit": v.unit} if v.unit else {}),
+            **({"period": v.period} if v.period else {}),
+        }
         for v in values
     ]
 

@@ -63,7 +63,8 @@ KIND_DOCS: Final[dict[str, str]] = {
         "'2020', or 'not stated'), `value` (None when the source has no value) and the "
         "source's other columns. Geometry is the unit's boundary, or its label point when "
         "units repeat over periods. `tables.to_geodataframe()` gives a frame; sort periods "
-        "as text. mint.value(x, label, unit=...) keeps the table's source and its period."
+        "as text. Mint a figure read off one row with mint.value(x, label, unit=..., "
+        "period=row['period']): the card then shows that period beside the source's."
     ),
 }
 
@@ -73,7 +74,8 @@ _LIBRARIES: Final = (
     "geo.points_within, geo.point_in_polygon, geo.nearest, geo.union, geo.intersection, "
     "geo.difference, geo.centroid, geo.bbox, geo.cells_for_points, geo.cluster). "
     "A FeatureCollection input has `.to_geodataframe()`. Mint every number a person will read "
-    "with `mint.value(x, label, unit=...)` and every layer to show with "
+    "with `mint.value(x, label, unit=..., period=None)` (period: the one its rows refer to, "
+    "when they carry one) and every layer to show with "
     "`mint.layer(geojson_or_gdf, label)`; the ids they get are in the tool's result. "
     "The body is a function body: end with `return ...` (plain JSON data). No network, no "
     "files."

@@ -27,7 +27,7 @@ from geomint.sources import (
     Sources,
     UnknownPlaceError,
 )
-from geomint.sources.connectors.base import Download
+from geomint.sources.connectors.base import Download, Listing
 from geomint.state import FetchMade, FetchMissed, ValueMinted
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -318,6 +318,8 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
         return ToolResult(model=out)
     if isinstance(answer, LandedTable):
         return await _landed(ctx, arguments, registry_source, answer)
+    if isinstance(answer, Listing):
+        return _listed(ctx, arguments, registry_source, answer)
     return await _downloaded(ctx, arguments, registry_source, answer)
 
 
@@ -403,6 +405,38 @@ async def _landed(
     }
     if table.notes:
         out["notes"] = list(table.notes)
+    return ToolResult(model=out)
+
+
+def _listed(
+    ctx: ToolContext, arguments: FetchInput, source: Source, listing: Listing
+) -> ToolResult:
+    # A catalogue's listing is a menu, not data: nothing is minted or landed, and each
+    # dataset says its own licence (the portal's row says only that it varies).
+    ctx.append([FetchMade(tool="fetch", provider=source.connector, request=_request(arguments))])
+    datasets = [
+        {
+            "dataset": d.name,
+            "title": d.title,
+            "organisation": d.organisation,
+            "licence": d.licence_title or d.licence_id or "not stated",
+            "modified": d.metadata_modified,
+            "resources": [
+                {"resource": r.id, "name": r.name, "format": r.format, "size": r.size}
+                for r in d.resources[:10]
+            ],
+        }
+        for d in listing.datasets
+    ]
+    out: dict[str, Any] = {
+        "source_id": source.id,
+        "count": listing.count,
+        "shown": len(datasets),
+        "datasets": datasets,
+        "next": "fetch again with filters={'dataset': ..., 'resource': ...} to land a file",
+    }
+    if listing.notes:
+        out["notes"] = list(listing.notes)
     return ToolResult(model=out)
 
 

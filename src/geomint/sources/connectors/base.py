@@ -56,6 +56,7 @@ FetchErrorKind = Literal[
     "malformed",
     "changed",
     "not_found",
+    "not_covered",
     "refused_filter",
 ]
 FETCH_ERROR_CODES: Final[tuple[str, ...]] = (
@@ -65,6 +66,7 @@ FETCH_ERROR_CODES: Final[tuple[str, ...]] = (
     "malformed",
     "changed",
     "not_found",
+    "not_covered",
     "refused_filter",
 )
 
@@ -77,7 +79,8 @@ class SourceFetchError(ModelFacingError):
             ``unavailable`` (the service answered with an error or not at all),
             ``malformed`` (the body does not parse as the documented shape), ``changed``
             (it parses but lacks what the profile promises: columns renamed or gone),
-            ``not_found`` (the source has no such series or resource), or
+            ``not_found`` (the source has no such series or resource), ``not_covered``
+            (the unit asked for is of a level or place the source does not cover), or
             ``refused_filter`` (a filter value the source does not take; ``options``
             lists those it published, and the registry keeps them for the next hit).
         key: The filter key a ``refused_filter`` is about.
@@ -244,6 +247,12 @@ class Connector(Protocol):
     @property
     def name(self) -> str:
         """The id sources name it by (``"worldbank"``)."""
+        ...
+
+    @property
+    def needs_network(self) -> bool:
+        """Whether a fetch sends requests over the network (the bundled tables do not):
+        where the network is off, sources it reads are named but not offered."""
         ...
 
     @property

@@ -8,7 +8,9 @@ columns::
      "value_column": "population", "extra_columns": ["variant"]}
 
 ``period_column`` is left out for a table whose publisher states no period (GeoNames
-city populations): every row's period is then ``"not stated"``. The retrieval time is
+city populations): every row's period is then ``"not stated"``. A filter the source
+declares beyond ``unit`` and ``period`` (``variant``) keeps the rows whose column of that
+name holds one of the values asked. The retrieval time is
 the one the file's folder records in its ``SOURCES.json`` (when the package that
 carried the data was published), so a figure says how old its copy is.
 """
@@ -90,6 +92,11 @@ class BundledConnector:
         return "bundled"
 
     @property
+    def needs_network(self) -> bool:
+        """False: the tables ship inside geomint."""
+        return False
+
+    @property
     def vocabulary(self) -> Mapping[str, str]:
         """No keys beyond ``unit`` and ``period``."""
         return {}
@@ -127,10 +134,22 @@ class BundledConnector:
             )
         codes = {c for u in request.units if (c := _code(u, system)) is not None}
         period = request.period
+        narrow = {
+            key: {value} if isinstance(value, str) else set(value)
+            for key, value in request.options.items()
+        }
+        unknown = [k for k in narrow if rows and k not in rows[0]]
+        if unknown:
+            raise SourceFetchError(
+                "changed",
+                f"the bundled table {path} has no column {', '.join(unknown)} to filter by",
+            )
         out = []
         for row in rows:
             code = row[unit_column]
             if codes and code not in codes:
+                continue
+            if any(row[key] not in values for key, values in narrow.items()):
                 continue
             when = row[str(period_column)] if period_column else PERIOD_NOT_STATED
             dated = period_column and when[:4].isdigit()

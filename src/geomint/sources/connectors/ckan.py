@@ -59,6 +59,11 @@ class CkanConnector:
         return "ckan"
 
     @property
+    def needs_network(self) -> bool:
+        """True: every fetch is a request to the service."""
+        return True
+
+    @property
     def vocabulary(self) -> Mapping[str, str]:
         """What a fetch of a portal takes."""
         return {

@@ -124,6 +124,11 @@ class SdmxConnector:
         return "sdmx"
 
     @property
+    def needs_network(self) -> bool:
+        """True: every fetch is a request to the service."""
+        return True
+
+    @property
     def vocabulary(self) -> Mapping[str, str]:
         """The dimension keys a source may declare; each fills the slot of its name in
         the source's key template, with the codes that source publishes."""

@@ -65,6 +65,11 @@ class WorldBankConnector:
         return "worldbank"
 
     @property
+    def needs_network(self) -> bool:
+        """True: every fetch is a request to the service."""
+        return True
+
+    @property
     def vocabulary(self) -> Mapping[str, str]:
         """No keys beyond ``unit`` (countries) and ``period`` (years)."""
         return {}

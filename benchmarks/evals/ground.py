@@ -31,6 +31,7 @@ __all__ = [
     "capabilities",
     "categories",
     "count_cafes",
+    "indicator",
     "largest_park_ha",
     "nearest",
     "pharmacies_from_walk_m",
@@ -42,6 +43,7 @@ __all__ = [
     "stops_near_cafes",
     "walk_m",
     "wholly_within_m",
+    "wpp_population",
     "zone_cafes",
     "zone_edge_clearance_m",
     "zones_text",
@@ -147,6 +149,31 @@ def populations(*names: str) -> dict[str, int]:
     with path.open(encoding="utf-8", newline="") as handle:
         rows = {r["name"]: int(r["population"]) for r in csv.DictReader(handle)}
     return {name: rows[name] for name in names}
+
+
+def _sources_table(name: str) -> list[dict[str, str]]:
+    path = bundled.DATA_DIR.parent.parent / "sources" / "bundled" / name
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def wpp_population(year: int, *iso3: str) -> dict[str, int]:
+    """UN WPP 2024 population of each country in ``year``, read from the bundled CSV."""
+    rows = {
+        r["iso3"]: int(r["population"])
+        for r in _sources_table("population.csv")
+        if int(r["year"]) == year
+    }
+    return {code: rows[code] for code in iso3}
+
+
+def indicator(column: str, iso3: str, year: int) -> float:
+    """A Gapminder indicator (``gdp_per_capita``, ``life_expectancy``) of one country and
+    year, read from the bundled CSV."""
+    for row in _sources_table("indicators.csv"):
+        if row["iso3"] == iso3 and int(row["year"]) == year:
+            return float(row[column])
+    raise KeyError(f"{iso3} {year}")
 
 
 def schools_beyond_m(metres: float) -> list[str]:

@@ -193,6 +193,26 @@ def _helsinki_espoo() -> Truth:
     )
 
 
+_NORDIC = ["country:DNK", "country:FIN", "country:ISL", "country:NOR", "country:SWE"]
+_NORDIC_FIGURES = """\
+for f in sorted(tables["features"], key=lambda f: f["properties"]["unit_name"]):
+    row = f["properties"]
+    mint.value(row["value"], "population of " + row["unit_name"], unit="people",
+               period=row["period"])
+return len(tables["features"])"""
+
+
+def _nordic() -> Truth:
+    names = {"DNK": "Denmark", "FIN": "Finland", "ISL": "Iceland", "NOR": "Norway", "SWE": "Sweden"}
+    found = ground.wpp_population(2020, *names)
+    return Truth(figures=tuple(Figure(value=n, about=(names[c],)) for c, n in found.items()))
+
+
+def _finland_life() -> Truth:
+    value = ground.indicator("life_expectancy", "FIN", 2007)
+    return Truth(figures=(Figure(value=value, about=("Finland",)),))
+
+
 def _schools() -> Truth:
     far = ground.schools_beyond_m(800)
     return Truth(figures=(Figure(value=len(far), about=("school",)),), names=tuple(far))
@@ -535,6 +555,84 @@ QUESTIONS: tuple[Question, ...] = (
             "The walk is {v1}, about {v2}, by Rautatientori, Kaivokatu and Mikonkatu. {v3} lie "
             "within 200 m of it: Apteekki Eliel, Kluuvin Apteekki, Yliopiston Apteekki "
             "Kaivopiha and Yliopiston apteekki.",
+        ],
+    ),
+    Question(
+        id="nordic-population-2020",
+        text="What was the population of each Nordic country in 2020, by the UN's estimates?",
+        truth=_nordic,
+        tolerance=0.0,
+        picks=_picks("find_sources", "fetch", "analyse_data", analyse_data=["tables"]),
+        steps=[
+            [("find_sources", {"query": "population by country and year", "period": "2020"})],
+            [
+                (
+                    "fetch",
+                    {
+                        "source_id": "un-wpp-2024-population",
+                        "filters": {"unit": _NORDIC, "period": 2020},
+                    },
+                )
+            ],
+            [_analyse(_NORDIC_FIGURES, "nordic-2020", tables_entry_ids=["tables-1"])],
+            "In 2020 (UN WPP 2024 estimates): Denmark {v1}, Finland {v2}, Iceland {v3}, "
+            "Norway {v4}, Sweden {v5}.",
+        ],
+    ),
+    Question(
+        id="finland-life-expectancy-2007",
+        text="What was life expectancy at birth in Finland in 2007?",
+        truth=_finland_life,
+        tolerance=0.0,
+        picks=_picks("resolve_place", "find_sources", "fetch"),
+        steps=[
+            [
+                ("resolve_place", {"name": "Finland", "level": "country"}),
+                ("find_sources", {"query": "life expectancy at birth", "country": "FIN"}),
+            ],
+            [
+                (
+                    "fetch",
+                    {
+                        "source_id": "gapminder-life-expectancy",
+                        "filters": {"unit": "country:FIN", "period": 2007},
+                        "cell": True,
+                    },
+                )
+            ],
+            "Life expectancy at birth in Finland was {v1} in 2007 (Gapminder).",
+        ],
+    ),
+    Question(
+        id="helsinki-espoo-sourced",
+        text="Population of Helsinki against Espoo, from a published source",
+        truth=_helsinki_espoo,
+        tolerance=0.0,
+        picks=_picks("resolve_place", "fetch"),
+        steps=[
+            [
+                ("resolve_place", {"name": "Helsinki", "level": "city"}),
+                ("resolve_place", {"name": "Espoo", "level": "city"}),
+            ],
+            [
+                (
+                    "fetch",
+                    {
+                        "source_id": "geonames-cities-population",
+                        "filters": {"unit": "city:658225"},
+                        "cell": True,
+                    },
+                ),
+                (
+                    "fetch",
+                    {
+                        "source_id": "geonames-cities-population",
+                        "filters": {"unit": "city:660158"},
+                        "cell": True,
+                    },
+                ),
+            ],
+            "Helsinki has {v1} and Espoo {v2} (GeoNames, period not stated).",
         ],
     ),
 )

@@ -50,8 +50,8 @@ What is chosen, and why:
       overlaps most. A division that this changes by more than ``MAX_AREA_CHANGE`` of
       its area (Natural Earth has a few overlapping divisions) is simplified on its own
       instead. Coordinates are rounded to 3 decimals (about 100 m), the polygons
-      repaired (``make_valid``) and wound per RFC 7946. That keeps the whole world near
-      5 MB. Natural Earth's vintage shows: Norway has its pre-2020 counties, and Åland is
+      repaired (``make_valid``) and wound per RFC 7946. That keeps the whole world at about
+      5.6 MB. Natural Earth's vintage shows: Norway has its pre-2020 counties, and Åland is
       its own admin-0 (``ALD``, ISO ``AX``) split into municipalities, so Finland has 18
       regions and no FI-01.
 """

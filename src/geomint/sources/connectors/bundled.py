@@ -10,7 +10,8 @@ columns::
 ``period_column`` is left out for a table whose publisher states no period (GeoNames
 city populations): every row's period is then ``"not stated"``. A filter the source
 declares beyond ``unit`` and ``period`` (``variant``) keeps the rows whose column of that
-name holds one of the values asked. The retrieval time is
+name holds one of the values asked. ``latest_year`` is the newest year the publisher
+counts rather than projects (UN WPP: 2020): "latest" never reaches past it. The retrieval time is
 the one the file's folder records in its ``SOURCES.json`` (when the package that
 carried the data was published), so a figure says how old its copy is.
 """
@@ -30,6 +31,7 @@ from geomint.provenance import PERIOD_NOT_STATED
 from geomint.sources.connectors.base import (
     CODE_SYSTEMS,
     CodeSystem,
+    PeriodFilter,
     Request,
     Row,
     SourceFetchError,
@@ -134,6 +136,9 @@ class BundledConnector:
             )
         codes = {c for u in request.units if (c := _code(u, system)) is not None}
         period = request.period
+        newest = config.get("latest_year")
+        if period is not None and period.latest and isinstance(newest, int):
+            period = PeriodFilter(start=period.start, end=min(period.end or newest, newest))
         narrow = {
             key: {value} if isinstance(value, str) else set(value)
             for key, value in request.options.items()
@@ -169,6 +174,11 @@ class BundledConnector:
         notes = []
         if request.units and not out:
             notes.append(f"the table has no rows for {', '.join(u.id for u in request.units)}")
+        if period is not request.period:
+            notes.append(
+                f"latest means {newest}, the newest year {request.source.publisher} estimates; "
+                "later years are projections (ask for them by year)"
+            )
         return Table(
             rows=tuple(out),
             code_system=typed,

@@ -65,6 +65,42 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     assert [(m["name"], m["ok"]) for m in reload["monitors"]] == [("stop-count", True)]
     assert "scripted demo model" in reload["text"]
 
+    # Open data: every figure names its source, licence, period and retrieval time.
+    cities = prompts["Population of Helsinki against Espoo"]
+    assert [t["name"] for t in cities["tools"]] == [
+        "resolve_place", "resolve_place", "find_sources", "fetch", "fetch", "present_figure",
+    ]  # fmt: skip
+    assert [t["args"]["filters"]["unit"] for t in cities["tools"] if t["name"] == "fetch"] == [
+        "city:658225",
+        "city:660158",
+    ]
+    assert [(f["value"], f["period"]) for f in cities["figures"]] == [
+        (658_864, "not stated"),
+        (323_910, "not stated"),
+    ]
+    for figure in cities["figures"]:
+        (source,) = figure["sources"]
+        assert (source["source_id"], source["licence"], source["period"]) == (
+            "geonames-cities-population",
+            "CC-BY-4.0",
+            "not stated",
+        )
+        assert source["retrieved_at"]
+    nordic = prompts["Population of the Nordic countries in the latest year, as a bar chart"]
+    assert nordic["charts"][0]["type"] == "bar"
+    assert nordic["entries"][0]["kind"] == "tables"
+    assert nordic["figures"][0]["label"] == "population of Sweden"
+    assert {f["period"] for f in nordic["figures"]} == {"2020"}
+    assert {f["sources"][0]["licence"] for f in nordic["figures"]} == {"CC-BY-3.0-IGO"}
+    life = prompts["Life expectancy in Finland over time as a line chart"]
+    assert life["charts"][0]["type"] == "line"
+    assert [f["period"] for f in life["figures"]] == ["1952", "2007"]
+    gdp = prompts["GDP per capita of Helsinki"]
+    assert gdp["figures"] == []
+    (missed,) = [t for t in gdp["tools"] if t["name"] == "fetch"]
+    assert missed["ok"] and missed["args"]["filters"]["unit"] == "city:658225"
+    assert "No source here gives GDP per capita for Helsinki" in gdp["text"]
+
 
 def test_demo_refuses_the_in_process_mode() -> None:
     result = CliRunner().invoke(app, ["demo", "--mode", "in-process", "--store", "memory:"])

@@ -8,6 +8,26 @@ import pytest
 from geomint.models.demo import DEMO_PROMPTS, match
 
 PARAPHRASES: dict[str, tuple[str, ...]] = {
+    "Population of Helsinki against Espoo": (
+        "What is the population of Espoo compared with Helsinki?",
+        "Compare the populations of Helsinki and Espoo",
+        "how many people live in Helsinki and in Espoo",
+    ),
+    "Population of the Nordic countries in the latest year, as a bar chart": (
+        "Bar chart of the populations of the Nordic countries",
+        "How many people live in each Nordic country?",
+        "chart the population of the Nordics",
+    ),
+    "Life expectancy in Finland over time as a line chart": (
+        "How has life expectancy in Finland changed?",
+        "Plot Finnish life expectancy over the years",
+        "line chart of life expectancy in Finland",
+    ),
+    "GDP per capita of Helsinki": (
+        "What is Helsinki's GDP per capita?",
+        "gdp per person in Helsinki",
+        "How rich is Helsinki per head (GDP)?",
+    ),
     "Heatmap of the cafés": (
         "Show the cafés as a heat map",
         "make a heatmap of where the cafes are",

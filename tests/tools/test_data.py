@@ -25,6 +25,7 @@ ALL_KINDS = (
     "geometries",
     "traffic_area_analytics",
     "byod",
+    "tables",
 )
 
 
@@ -257,7 +258,7 @@ def test_a_scope_narrows_the_schema_and_the_description() -> None:
     for kind in ALL_KINDS:  # the terse surface names every kind but documents none
         assert f"`{kind}`" in terse.description
         assert KIND_DOCS[kind] not in terse.description
-    # One scoped kind says more than the terse text says of all seven together.
+    # One scoped kind says more than the terse text says of all eight together.
     assert len(scoped.description) > len(terse.description)
 
 

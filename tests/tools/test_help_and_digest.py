@@ -14,6 +14,7 @@ from geomint.state import ENTRY_KINDS
 from geomint.tools import DEFAULT_TOOLS, ToolContext, ToolError, ToolSettings, help_entries
 from geomint.tools._digest import cut_to_budget, entry_digest
 from geomint.tools._kinds import DataScope
+from geomint.tools.help import HELP
 
 from .conftest import MakeCtx
 from .helpers import call, collection, point, square
@@ -35,8 +36,8 @@ async def test_help_lists_every_tool(helped: ToolContext) -> None:
     assert analyse["does"].startswith("Run Python over copies of entries")
     assert "\n" not in analyse["does"] and len(analyse["does"]) <= 80
     assert "data" in out["tags"] and "help(tag=" in out["more"]
-    # The whole registry fits what one result may tell the model.
-    assert len(json.dumps(out, separators=(",", ":"))) <= 4_000
+    # The whole registry fits what help's result may tell the model.
+    assert len(json.dumps(out, separators=(",", ":"))) <= (HELP.result_chars or 0)
 
 
 @pytest.mark.anyio
@@ -51,7 +52,7 @@ async def test_help_says_where_the_providers_have_data(make_ctx: MakeCtx) -> Non
     out = await call(helped, "help", {})
     assert out["coverage"] == {"offline": offline.coverage}
     assert "central Helsinki" in out["coverage"]["offline"]
-    assert len(json.dumps(out, separators=(",", ":"))) <= 4_000
+    assert len(json.dumps(out, separators=(",", ":"))) <= (HELP.result_chars or 0)
     unconfigured = make_ctx(registry_help=lambda tag: help_entries(DEFAULT_TOOLS, tag))
     assert "coverage" not in await call(unconfigured, "help", {})
 

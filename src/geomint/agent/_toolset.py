@@ -222,7 +222,8 @@ def _runner(
             turn.failures[key] = turn.failures.get(key, 0) + 1
             if turn.failures[key] >= _MAX_FAILURES:
                 model = {**model, "stop": STOP_MESSAGE.format(tool=name)}
-        return _finish(turn, ctx, name, arguments, cut_to_budget(model, turn.budget), failed=failed)
+        budget = max(turn.budget, entry.result_chars or 0)
+        return _finish(turn, ctx, name, arguments, cut_to_budget(model, budget), failed=failed)
 
     return run
 

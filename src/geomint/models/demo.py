@@ -527,7 +527,10 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
     ),
     DemoPrompt(
         text="Population of Helsinki against Espoo",
-        pattern=r"population.*helsinki.*espoo|population.*espoo.*helsinki",
+        pattern=(
+            r"(population|people live).*(helsinki.*espoo|espoo.*helsinki)"
+            r"|(helsinki.*espoo|espoo.*helsinki).*population"
+        ),
         tools=("resolve_place", "find_sources", "fetch", "present_figure"),
         scopes={},
         steps=(

@@ -35,6 +35,8 @@ __all__ = [
 Modality = Literal["table", "vector", "raster"]
 MODALITIES: Final[tuple[str, ...]] = ("table", "vector", "raster")
 
+#: Most countries a hit spells out; past it, it says how many.
+_LISTED_COUNTRIES: Final = 12
 _SOURCE_ID: Final = re.compile(r"[a-z0-9][a-z0-9._-]{0,99}")
 _YEAR: Final = re.compile(r"(\d{4})")
 
@@ -191,10 +193,29 @@ class Source(_Frozen):
             )
         )
 
+    def brief(self) -> dict[str, JsonValue]:
+        """A hit below the first few: enough to choose it, not yet to fetch it."""
+        return {
+            "source_id": self.id,
+            "title": self.title,
+            "publisher": self.publisher,
+            "licence": self.licence,
+            "period": self.coverage.period,
+            "concepts": list(self.concepts),
+        }
+
     def for_model(self) -> dict[str, JsonValue]:
         """What a ``find_sources`` hit tells the model: enough to make the first fetch
-        the right one, without the connector's private configuration."""
+        the right one, without the connector's private configuration. Long lists are
+        counted rather than spelled out (142 countries), so a few hits fit a result."""
         coverage = self.coverage
+        countries: JsonValue = (
+            "world"
+            if coverage.world
+            else list(coverage.countries)
+            if len(coverage.countries) <= _LISTED_COUNTRIES
+            else f"{len(coverage.countries)} countries (not every country)"
+        )
         return {
             "source_id": self.id,
             "title": self.title,
@@ -206,7 +227,7 @@ class Source(_Frozen):
             "description": self.description,
             "guidance": self.guidance,
             "coverage": {
-                "countries": "world" if coverage.world else list(coverage.countries),
+                "countries": countries,
                 **({"levels": list(coverage.levels)} if coverage.levels else {}),
                 "areas": list(coverage.areas),
                 "period": coverage.period,
@@ -220,7 +241,14 @@ class Source(_Frozen):
                 }
                 for f in self.filters
             ],
-            "profile": self.profile.model_dump(mode="json", exclude_none=True),
+            "profile": {
+                "shape": self.profile.shape,
+                "columns": [
+                    f"{c.name} ({c.unit})" if c.unit else c.name for c in self.profile.columns
+                ],
+                "value": self.profile.value,
+                **({"unit": self.profile.unit} if self.profile.unit else {}),
+            },
         }
 
 

@@ -103,4 +103,6 @@ HELP: Final = ToolEntry(
     classification_prompt="The person asks what the assistant can do, or for examples.",
     tags=("help",),
     example_prompts=("What can you do?", "Show me data examples"),
+    # The whole registry and the providers' coverage, read in one piece.
+    result_chars=6_000,
 )

@@ -36,6 +36,9 @@ from geomint.tools.results import ToolError, ToolResult, plain_json
 __all__ = ["FETCH", "FIND_SOURCES", "OPEN_DATA_TOOLS", "RESOLVE_PLACE"]
 
 _MAX_INSIDE: Final = 60
+#: Hits shown whole (description, guidance, filters, profile); the rest are named briefly,
+#: so a result stays inside the model's budget.
+_FULL_HITS: Final = 2
 _MAX_OTHER_NAMES: Final = 6
 
 
@@ -107,7 +110,12 @@ async def _find(arguments: FindInput, ctx: ToolContext) -> ToolResult:
         "searched": f"{kept} of {total} sources pass the filters"
         + (f" ({', '.join(f'{k}={v}' for k, v in filters.items())})" if filters else ""),
         "arms": list(found.arms),
-        "hits": [_hit(h.source, h.ranks, h.score) for h in found.hits],
+        "hits": [
+            _hit(h.source, h.ranks, h.score)
+            if rank < _FULL_HITS
+            else {**h.source.brief(), "ranked_by": h.ranks}
+            for rank, h in enumerate(found.hits)
+        ],
     }
     if found.offline:
         out["need_network"] = [
@@ -131,8 +139,9 @@ async def _find(arguments: FindInput, ctx: ToolContext) -> ToolResult:
 
 FIND_SOURCES: Final = ToolEntry(
     description=(
-        "Find published data sources (population, GDP per capita, life expectancy, city "
-        "populations, statistics offices' tables) that could answer a question. Write the "
+        "Find published data sources for a question. They hold figures such as population, "
+        "GDP per capita, life expectancy, city populations and statistics offices' tables. "
+        "Write the "
         "query yourself; filter by country (ISO code), period (2020, 2000/2010) and "
         "modality. Each hit has its licence, coverage, guidance, filters and profile (what "
         "one fetch returns), so the first fetch is the right one. No hits is a result: say "
@@ -147,6 +156,7 @@ FIND_SOURCES: Final = ToolEntry(
     example_prompts=("What is the population of Finland?", "GDP per capita of Sweden over time"),
     related_tools=("resolve_place", "fetch"),
     changes_chat=False,
+    result_chars=8_000,
 )
 
 
@@ -217,8 +227,8 @@ async def _resolve(arguments: ResolveInput, ctx: ToolContext) -> ToolResult:
 
 RESOLVE_PLACE: Final = ToolEntry(
     description=(
-        "Turn a place's name (any language: Helsingfors, Suomi) into its id on the place "
-        "spine (country:FIN, admin1:FI-18, city:658225), with its parent and the units one "
+        "Turn a place's name into its place spine id. Any language works (Helsingfors); ids "
+        "look like country:FIN, admin1:FI-18, city:658225; it gives the parent and the units one "
         "level down (units_inside). No data is fetched; fetch filters take these ids, never "
         "names."
     ),
@@ -301,7 +311,8 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
             out["options"] = list(exc.options[:50])
         if exc.retry_after is not None:
             out["retry_after_s"] = exc.retry_after
-        return ToolResult(model=out, failed=exc.code not in ("not_found",))
+        # What the source does not have is an answer; a refused or failed fetch is not.
+        return ToolResult(model=out, failed=exc.code not in ("not_found", "not_covered"))
     assert registry_source is not None
     if isinstance(answer, Cell):
         return _minted(ctx, arguments, answer)
@@ -489,7 +500,7 @@ async def _downloaded(
 
 FETCH: Final = ToolEntry(
     description=(
-        "Read a source find_sources returned. cell=True reads ONE number for one unit "
+        "Read one figure or a table from a source. cell=True reads ONE number for one unit "
         "(filters.unit, a spine id from resolve_place) and one period (filters.period: "
         "2020 or 'latest'); it is minted as a figure with its source, licence and period, "
         "or comes back as a miss naming what the narrowing reached, never a guess. "

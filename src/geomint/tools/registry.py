@@ -64,6 +64,9 @@ class ToolEntry(Generic[InputT]):
         needs: The provider capabilities it answers from (``geocoder``, ``places``,
             ``boundaries``, ``router``, ``ranges``, ``traffic``, ``traffic_analytics``):
             an agent whose providers do not serve them all does not offer the tool.
+        result_chars: The size budget of its result when it needs more than the agent's
+            (``find_sources``: what makes the first fetch right is read in full); None
+            keeps the agent's.
     """
 
     description: str
@@ -83,6 +86,7 @@ class ToolEntry(Generic[InputT]):
     effects: frozenset[Effect] = frozenset()
     changes_chat: bool = True
     needs: frozenset[str] = frozenset()
+    result_chars: int | None = None
 
     def __post_init__(self) -> None:
         unknown = sorted(set(self.effects) - set(EFFECTS))

@@ -23,7 +23,8 @@ from benchmarks.evals.truth import Minted, judge
 from geomint.agent import MapAgent, RunResult
 from geomint.agent._prompt import INSTRUCTIONS
 from geomint.agent.demo import seed_demo_chat
-from geomint.ui import AnalysisPart, FigurePart, TextPart
+from geomint.provenance import Ledger
+from geomint.ui import AnalysisPart, FigurePart, TextPart, figure_card
 
 __all__ = ["Score", "as_json", "run_question", "score", "table"]
 
@@ -54,10 +55,17 @@ class Score:
     wrong: tuple[str, ...] = ()
 
 
-def score(question: Question, result: RunResult, prompt_chars: int, seconds: float) -> Score:
-    """Score one run of ``question``."""
+def score(
+    question: Question,
+    result: RunResult,
+    prompt_chars: int,
+    seconds: float,
+    ledger: Ledger | None = None,
+) -> Score:
+    """Score one run of ``question``; ``ledger`` (the chat's) reads the figures the answer
+    cited that no card or analysis showed, such as a cell ``fetch`` minted."""
     truth = question.truth()
-    shown = _shown(result)
+    shown = _shown(result, ledger)
     answer = result.rendered or result.text
     wrong, matched = judge(truth, question.tolerance, shown, answer, result.charts)
     seen: set[str] = set()
@@ -87,7 +95,7 @@ def score(question: Question, result: RunResult, prompt_chars: int, seconds: flo
     )
 
 
-def _shown(result: RunResult) -> list[Minted]:
+def _shown(result: RunResult, ledger: Ledger | None = None) -> list[Minted]:
     """The numeric figures the answer presented as cards or cited, each once."""
     cited = {
         s.ref
@@ -100,6 +108,11 @@ def _shown(result: RunResult) -> list[Minted]:
     for part in result.parts:
         if isinstance(part, AnalysisPart):
             cards.update({card.id: card for card in part.figures if card.id in cited})
+    if ledger is not None:
+        for value_id in sorted(cited - set(cards)):
+            found = next((v for v in ledger.values if v.id == value_id), None)
+            if found is not None:
+                cards[value_id] = figure_card(found)
     return [
         Minted(card.label, float(card.value))
         for card in cards.values()
@@ -118,7 +131,7 @@ async def run_question(agent: MapAgent, question: Question) -> Score:
         len(e.description) + len(json.dumps(e.input_schema.model_json_schema()))
         for e in tools.values()
     )
-    return score(question, result, surface, seconds)
+    return score(question, result, surface, seconds, agent.chats.open(chat_id).ledger)
 
 
 def _classification(agent: MapAgent, result: RunResult) -> Any:

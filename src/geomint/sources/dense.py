@@ -11,7 +11,7 @@ ranking runs on BM25 alone.
 
 The file holds every matrix as int8 with one float32 scale per row (symmetric, the row's
 largest magnitude maps to 127); the vectors match the float32 model's to a cosine of
-0.9996 or better (the build checks it and records the figure).
+0.9994 or better on the build's check sentences (it fails below 0.999 and records the figure).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol, cast
+from typing import TYPE_CHECKING, Final, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from tokenizers import Tokenizer
 
 __all__ = [
+    "FORMAT",
     "MAX_TOKENS",
     "MODEL_DIR_ENV",
     "MODEL_FILE",
@@ -213,20 +214,28 @@ class MiniLMArm:
         words = self._words[ids].astype(np.float32)
         if self._word_scales is not None:
             words *= self._word_scales[ids][..., None]
-        x = _layer_norm(words + self._positions[:width] + self._token_type, *self._norm)
+        embedded = words + self._positions[:width] + self._token_type
+        # One row per token: a 2-D matmul is one BLAS call, where numpy runs a 3-D one
+        # slice by slice (15x slower here).
+        x = _layer_norm(embedded.reshape(batch * width, _HIDDEN), *self._norm)
         # Padding gets no attention: a large negative score before the softmax.
         padding = ((mask - 1.0) * 1e9)[:, None, None, :]
         for layer in self._layers:
             qkv = (x @ layer.qkv + layer.qkv_bias).reshape(batch, width, 3, heads, size)
-            q, k, v = qkv.transpose(2, 0, 3, 1, 4)
-            scores = q @ k.transpose(0, 1, 3, 2) + padding
-            scores = np.exp(scores - scores.max(-1, keepdims=True))
+            q, k, v = np.ascontiguousarray(qkv.transpose(2, 0, 3, 1, 4))
+            scores = q @ k.transpose(0, 1, 3, 2)
+            scores += padding
+            scores -= scores.max(-1, keepdims=True)
+            np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
-            attended = (scores @ v).transpose(0, 2, 1, 3).reshape(batch, width, _HIDDEN)
+            attended = (scores @ v).transpose(0, 2, 1, 3).reshape(batch * width, _HIDDEN)
             x = _layer_norm(attended @ layer.out + layer.out_bias + x, *layer.norm1)
-            hidden = _gelu(x @ layer.up + layer.up_bias)
+            up = x @ layer.up
+            up += layer.up_bias
+            hidden = _gelu(up)
             x = _layer_norm(hidden @ layer.down + layer.down_bias + x, *layer.norm2)
-        pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
+        tokens = x.reshape(batch, width, _HIDDEN)
+        pooled = (tokens * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         normed: Vectors = pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
         return normed
 
@@ -242,17 +251,23 @@ def _layer_norm(x: Vectors, gain: Vectors, bias: Vectors) -> Vectors:
 
 
 def _gelu(x: Vectors) -> Vectors:
-    """BERT's exact (erf) GELU; erf by Abramowitz and Stegun 7.1.26 (error below 1.5e-7),
-    since numpy has no erf and scipy is not a dependency."""
-    z = np.abs(x) * 0.7071067811865476
-    t = 1.0 / (1.0 + 0.3275911 * z)
-    poly = t * (
-        0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429)))
-    )
-    erf = np.copysign(1.0 - poly * np.exp(-z * z), x)
-    # numpy's stubs widen arithmetic with a Python float to float64; at run time it stays
-    # float32 (NEP 50), which the tests check.
-    return cast("Vectors", 0.5 * x * (1.0 + erf))
+    """GELU in its tanh form, in place (``x`` is a temporary of the caller's).
+
+    BERT's is the erf form; numpy has no erf, and a polynomial one costs three times as
+    much here, where GELU is a third of the forward pass. The two differ by under 5e-4 per
+    activation and the sentence vectors by a cosine of 0.9999995, a thousandth of what
+    int8 weights cost.
+    """
+    inner = x * x
+    inner *= 0.044715
+    inner += 1.0
+    inner *= x
+    inner *= 0.7978845608028654  # sqrt(2 / pi), as a Python float: see _layer_norm
+    np.tanh(inner, out=inner)
+    inner += 1.0
+    inner *= x
+    inner *= 0.5
+    return inner
 
 
 def _dequantised(tensors: Mapping[str, NDArray[np.generic]], key: str) -> Vectors:

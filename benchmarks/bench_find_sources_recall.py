@@ -1,0 +1,239 @@
+"""How well ``find_sources`` ranks: recall@5 and MRR of BM25, the dense arm and their fusion.
+
+Run: ``.venv/bin/python -m benchmarks.bench_find_sources_recall [--n 10000] [--seed 20]``.
+
+Over the labelled queries (``tests/sources/ranking_queries.json``) it ranks the stand-in
+registry (``tests/sources/ranking_registry.json``) alone, then with ``n`` synthesised
+distractors mixed in (:func:`benchmarks.sources_registry.synthesise`), by:
+
+- *BM25*: bm25s over :meth:`Source.search_text`, lower-cased, split into words, English
+  stop words removed (a stand-in for the registry's own arm);
+- *dense*: the cosine of the MiniLM vectors (:func:`geomint.sources.dense.load_minilm`);
+- *fused*: reciprocal rank fusion of the two (k = 60) over each arm's top 100.
+
+recall@5 is the share of a query's labelled sources in the top five (of at most five), and
+MRR the mean of 1 / the rank of the first labelled source (0 when none is in the top 100),
+both averaged over the queries. It also reports the embedding speed: one query's latency
+(median of 50) and documents per second when embedding the whole registry, whose vectors
+are then cached under the temporary directory, keyed by the texts, for the next run.
+
+:func:`measure` takes any ranking function (a query to source ids, best first), so the
+registry's own ``find_sources`` can be measured the same way.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import bm25s  # type: ignore[import-untyped]
+import numpy as np
+from benchmarks.sources_registry import synthesise
+
+from geomint.sources.dense import DenseArm, MiniLMArm, load_minilm
+from geomint.sources.model import Source
+
+HERE = Path(__file__).resolve().parent
+REGISTRY = HERE.parent / "tests" / "sources" / "ranking_registry.json"
+QUERIES = HERE.parent / "tests" / "sources" / "ranking_queries.json"
+RRF_K = 60
+DEPTH = 100
+CUTOFF = 5
+CACHE = Path(tempfile.gettempdir()) / "geomint-bench-dense"
+
+Ranker = Callable[[str], Sequence[str]]
+"""A query to source ids, best first."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class Query:
+    """One labelled query."""
+
+    query: str
+    relevant: frozenset[str]
+    kind: str
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scores:
+    """recall@5 and MRR over a query set, overall and by kind of query."""
+
+    recall: float
+    mrr: float
+    by_kind: dict[str, tuple[float, float]]
+
+
+def load_registry(path: Path = REGISTRY) -> list[Source]:
+    """The stand-in registry's sources."""
+    return [Source.model_validate(s) for s in json.loads(path.read_text("utf-8"))["sources"]]
+
+
+def load_queries(path: Path = QUERIES) -> list[Query]:
+    """The labelled queries."""
+    return [
+        Query(query=q["query"], relevant=frozenset(q["relevant"]), kind=q["kind"])
+        for q in json.loads(path.read_text("utf-8"))["queries"]
+    ]
+
+
+class Bm25:
+    """BM25 over the sources' search text: lower case, words, English stop words out."""
+
+    def __init__(self, sources: Sequence[Source]) -> None:
+        self.ids = [s.id for s in sources]
+        self._retriever = bm25s.BM25()
+        self._retriever.index(_words([s.search_text() for s in sources]), show_progress=False)
+
+    def rank(self, query: str) -> list[str]:
+        """The sources sharing a word with ``query``, best first (at most :data:`DEPTH`)."""
+        words = _words([query])[0]
+        if not words:
+            return []
+        scores = self._retriever.get_scores(words)
+        top = np.argsort(-scores, kind="stable")[:DEPTH]
+        return [self.ids[i] for i in top if scores[i] > 0]
+
+
+def _words(texts: list[str]) -> list[list[str]]:
+    tokens: list[list[str]] = bm25s.tokenize(
+        texts, stopwords="en", return_ids=False, show_progress=False
+    )
+    return tokens
+
+
+class Dense:
+    """The dense arm over the sources: cosine of the query's vector with each source's."""
+
+    def __init__(self, arm: DenseArm, sources: Sequence[Source], cache: Path | None = None) -> None:
+        self.ids = [s.id for s in sources]
+        self.arm = arm
+        self.vectors, self.docs_per_s = _vectors(arm, [s.search_text() for s in sources], cache)
+
+    def rank(self, query: str) -> list[str]:
+        """Every source, most similar first (at most :data:`DEPTH`)."""
+        scores = self.vectors @ self.arm.embed([query])[0]
+        return [self.ids[i] for i in np.argsort(-scores, kind="stable")[:DEPTH]]
+
+
+def _vectors(
+    arm: DenseArm, texts: list[str], cache: Path | None
+) -> tuple[np.ndarray, float | None]:
+    """The texts' vectors (from ``cache``, a directory, when it has them), and documents
+    per second when they had to be computed."""
+    key = hashlib.sha256("\x00".join([arm.name, *texts]).encode()).hexdigest()[:24]
+    kept = cache / f"{key}.npy" if cache else None
+    if kept and kept.is_file():
+        return np.load(kept), None
+    started = time.perf_counter()
+    vectors = arm.embed(texts)
+    rate = len(texts) / (time.perf_counter() - started)
+    if kept:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        np.save(kept, vectors)
+    return vectors, rate
+
+
+def fuse(*rankings: Sequence[str], k: int = RRF_K) -> list[str]:
+    """Reciprocal rank fusion: each id scores the sum of 1 / (k + rank) over the rankings."""
+    scores: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, source_id in enumerate(ranking, start=1):
+            scores[source_id] = scores.get(source_id, 0.0) + 1.0 / (k + rank)
+    return sorted(scores, key=lambda s: -scores[s])
+
+
+def measure(rank: Ranker, queries: Sequence[Query]) -> Scores:
+    """recall@5 and MRR of ``rank`` over ``queries``."""
+    per_query = [_score(list(rank(q.query)), q.relevant) for q in queries]
+    kinds = sorted({q.kind for q in queries})
+    return Scores(
+        recall=statistics.fmean(r for r, _ in per_query),
+        mrr=statistics.fmean(m for _, m in per_query),
+        by_kind={
+            kind: (
+                statistics.fmean(
+                    r for (r, _), q in zip(per_query, queries, strict=True) if q.kind == kind
+                ),
+                statistics.fmean(
+                    m for (_, m), q in zip(per_query, queries, strict=True) if q.kind == kind
+                ),
+            )
+            for kind in kinds
+        },
+    )
+
+
+def _score(ranked: list[str], relevant: frozenset[str]) -> tuple[float, float]:
+    found = len(relevant.intersection(ranked[:CUTOFF]))
+    recall = found / min(len(relevant), CUTOFF)
+    first = next((i for i, s in enumerate(ranked[:DEPTH], start=1) if s in relevant), None)
+    return recall, 1.0 / first if first else 0.0
+
+
+def arms(
+    sources: Sequence[Source], dense: DenseArm, cache: Path | None = None
+) -> tuple[Bm25, Dense, dict[str, Ranker]]:
+    """BM25, dense and fused rankers over ``sources`` (source vectors kept in ``cache``)."""
+    bm25 = Bm25(sources)
+    semantic = Dense(dense, sources, cache)
+    return (
+        bm25,
+        semantic,
+        {
+            "BM25": bm25.rank,
+            "dense": semantic.rank,
+            "fused": lambda q: fuse(bm25.rank(q), semantic.rank(q)),
+        },
+    )
+
+
+def _query_latency_ms(arm: DenseArm, queries: Sequence[Query], runs: int = 50) -> float:
+    texts = [q.query for q in queries]
+    times = []
+    for i in range(runs):
+        started = time.perf_counter()
+        arm.embed([texts[i % len(texts)]])
+        times.append((time.perf_counter() - started) * 1000)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--n", type=int, default=10_000, help="synthesised distractors")
+    parser.add_argument("--seed", type=int, default=20)
+    args = parser.parse_args()
+    dense = load_minilm()
+    if not isinstance(dense, MiniLMArm):
+        raise SystemExit(dense.reason)
+    queries = load_queries()
+    real = load_registry()
+    print(f"{len(queries)} queries; dense arm {dense.name}")
+    print(f"\n{'registry':<24}{'ranking':<8}{'recall@5':>10}{'MRR':>8}   by kind (recall@5/MRR)")
+    for label, sources in (
+        (f"stand-in ({len(real)})", real),
+        (f"+ {args.n:,} synthesised", [*real, *synthesise(real, args.n, args.seed)]),
+    ):
+        _, semantic, rankers = arms(sources, dense, CACHE)
+        for name, rank in rankers.items():
+            scores = measure(rank, queries)
+            kinds = "  ".join(f"{k} {r:.2f}/{m:.2f}" for k, (r, m) in scores.by_kind.items())
+            print(f"{label:<24}{name:<8}{scores.recall:>10.3f}{scores.mrr:>8.3f}   {kinds}")
+        if semantic.docs_per_s is not None:
+            print(f"{'':<24}(embedded {len(sources):,} sources at {semantic.docs_per_s:.0f}/s)")
+    bm25, _, _ = arms(real, dense, CACHE)
+    print(f"\ndense query latency: {_query_latency_ms(dense, queries):.1f} ms median of 50")
+    started = time.perf_counter()
+    for q in queries:
+        bm25.rank(q.query)
+    print(f"BM25 query (stand-in): {(time.perf_counter() - started) * 1000 / len(queries):.2f} ms")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,8 +1,8 @@
 """The dense arm of ``find_sources``: sentences as unit vectors, so a query finds a source
 that says the same thing in other words ("inhabitants" for "population").
 
-:class:`DenseArm` is what the ranking needs of an embedding model. :class:`MiniLMArm` is
-the one we ship: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), run as a numpy
+:class:`~geomint.sources.ranking.DenseArm` is what the ranking needs of an embedding
+model. :class:`MiniLMArm` is the one we ship: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), run as a numpy
 forward pass over int8 weights, with ``tokenizers`` for its WordPiece vocabulary. It needs
 the optional extra (``pip install 'geomint[dense]'``) and a model directory that
 ``scripts/build_dense_model.py`` writes (``scripts/bootstrap`` builds it into
@@ -21,7 +21,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 from numpy.typing import NDArray
@@ -36,7 +36,6 @@ __all__ = [
     "MODEL_FILE",
     "RECORD_FILE",
     "TOKENIZER_FILE",
-    "DenseArm",
     "DenseUnavailable",
     "MiniLMArm",
     "default_model_dir",
@@ -67,21 +66,6 @@ _SCALE: Final = ".scale"
 _WORDS: Final = "embeddings.word_embeddings.weight"
 
 Vectors = NDArray[np.float32]
-
-
-class DenseArm(Protocol):
-    """What ``find_sources`` needs of an embedding model.
-
-    Attributes:
-        name: Which model, as a ranked result names the arms that ranked it.
-    """
-
-    @property
-    def name(self) -> str: ...
-
-    def embed(self, texts: Sequence[str]) -> Vectors:
-        """One L2-normalised float32 row per text, in order (shape ``(len(texts), dim)``)."""
-        ...
 
 
 @dataclass(frozen=True, kw_only=True)

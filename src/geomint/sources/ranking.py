@@ -26,11 +26,13 @@ from numpy.typing import NDArray
 from geomint.sources.model import Source
 from geomint.store.catalogue import Revision
 
-__all__ = ["RRF_K", "DenseArm", "Hit", "Ranker"]
+__all__ = ["MIN_SIMILARITY", "RRF_K", "DenseArm", "Hit", "Ranker"]
 
 #: The constant of reciprocal rank fusion: large enough that a first place in one arm
 #: does not drown agreement between both.
 RRF_K: Final = 60
+#: The cosine below which the dense arm does not rank a source at all.
+MIN_SIMILARITY: Final = 0.25
 # Words are folded to a crude stem (a plural "s" off) so "populations" finds "population";
 # a real stemmer would need PyStemmer, a C extension, for little gain over titles.
 _WORD: Final = re.compile(r"(?u)\b\w[\w.]*\w\b|\b\w\b")
@@ -89,7 +91,12 @@ class Hit:
 class _Index:
     """The arms' indexes over one revision of the registry."""
 
-    def __init__(self, sources: Sequence[Source], dense: DenseArm | None) -> None:
+    def __init__(
+        self,
+        sources: Sequence[Source],
+        dense: DenseArm | None,
+        vectors: dict[str, NDArray[np.float32]],
+    ) -> None:
         import bm25s  # type: ignore[import-untyped]  # noqa: PLC0415 - paid on first search
 
         self.sources = list(sources)
@@ -100,7 +107,14 @@ class _Index:
         self.vocabulary = {word for words in corpus for word in words}
         self.vectors: NDArray[np.float32] | None = None
         if dense is not None and self.sources:
-            self.vectors = np.asarray(dense.embed([s.search_text() for s in self.sources]))
+            # Embedding is the slow part (milliseconds a source): a source whose text did
+            # not change keeps its vector from the revision before.
+            texts = [s.search_text() for s in self.sources]
+            missing = list(dict.fromkeys(t for t in texts if t not in vectors))
+            for start in range(0, len(missing), 256):
+                batch = missing[start : start + 256]
+                vectors.update(zip(batch, np.asarray(dense.embed(batch)), strict=True))
+            self.vectors = np.stack([vectors[t] for t in texts])
 
 
 class Ranker:
@@ -116,6 +130,7 @@ class Ranker:
         self._lock = threading.Lock()
         self._index: _Index | None = None
         self._revision: Revision | None = None
+        self._vectors: dict[str, NDArray[np.float32]] = {}
 
     @property
     def arms(self) -> tuple[str, ...]:
@@ -126,7 +141,7 @@ class Ranker:
         """Build the indexes for ``sources`` unless those of ``revision`` are built."""
         with self._lock:
             if self._index is None or revision != self._revision:
-                self._index = _Index(sources, self._dense)
+                self._index = _Index(sources, self._dense, self._vectors)
                 self._revision = revision
 
     @property
@@ -155,10 +170,10 @@ class Ranker:
             ranks["bm25"] = _ranked(scores, mask, depth=max(top * 4, 20))
         if index.vectors is not None and self._dense is not None:
             query_vector = np.asarray(self._dense.embed([query]))[0]
-            similarity = index.vectors @ query_vector
-            ranks[self._dense.name] = _ranked(
-                similarity.astype(np.float64), mask, depth=max(top * 4, 20)
-            )
+            similarity = (index.vectors @ query_vector).astype(np.float64)
+            # Unrelated sentences still score above zero: below this, a source is no match.
+            similarity[similarity < MIN_SIMILARITY] = 0.0
+            ranks[self._dense.name] = _ranked(similarity, mask, depth=max(top * 4, 20))
         fused: dict[int, float] = {}
         for arm_ranks in ranks.values():
             for position, rank in arm_ranks.items():

@@ -52,7 +52,7 @@ def test_vectors_are_unit_rows_of_float32(arm: MiniLMArm) -> None:
             "number of inhabitants in Finland over time",
             "bus stops of the Helsinki tram network",
         ),
-        ("unemployment rate", "share of people out of work", "passenger cars per 1000 people"),
+        ("unemployment rate", "jobless rate", "passenger cars per 1000 people"),
         ("GDP per capita", "economic output per person", "life expectancy at birth"),
     ],
 )

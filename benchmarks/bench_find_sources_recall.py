@@ -38,7 +38,7 @@ import bm25s  # type: ignore[import-untyped]
 import numpy as np
 from benchmarks.sources_registry import synthesise
 
-from geomint.sources.dense import DenseArm, MiniLMArm, load_minilm
+from geomint.sources.dense import DenseArm, dense_unavailable, load_minilm
 from geomint.sources.model import Source
 
 HERE = Path(__file__).resolve().parent
@@ -211,8 +211,8 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=20)
     args = parser.parse_args()
     dense = load_minilm()
-    if not isinstance(dense, MiniLMArm):
-        raise SystemExit(dense.reason)
+    if dense is None:
+        raise SystemExit(f"no dense arm: {dense_unavailable()}")
     dense.embed(["warm up"])  # the first call pays for page faults and BLAS threads
     queries = load_queries()
     real = load_registry()

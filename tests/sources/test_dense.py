@@ -33,7 +33,8 @@ from geomint.sources.dense import (
 def arm() -> MiniLMArm:
     loaded = load_minilm()
     if loaded is None:
-        pytest.skip(f"no dense model ({dense_unavailable()}); scripts/bootstrap builds it")
+        why = dense_unavailable()
+        pytest.skip(f"no dense model: {why.reason if why else 'it did not load'}")
     return loaded
 
 

@@ -7,7 +7,7 @@ forward pass over int8 weights, with ``tokenizers`` for its WordPiece vocabulary
 the optional extra (``pip install 'geomint[dense]'``) and a model directory that
 ``scripts/build_dense_model.py`` writes (``scripts/bootstrap`` builds it into
 ``.venv/share/geomint/dense``). Without either, :func:`load_minilm` says why and the
-ranking runs on BM25 alone.
+ranking runs on BM25 alone (:func:`dense_unavailable` says which is missing).
 
 The file holds every matrix as int8 with one float32 scale per row (symmetric, the row's
 largest magnitude maps to 127); the vectors match the float32 model's to a cosine of
@@ -16,6 +16,7 @@ largest magnitude maps to 127); the vectors match the float32 model's to a cosin
 
 from __future__ import annotations
 
+import logging
 import os
 import sys
 from collections.abc import Mapping, Sequence
@@ -39,6 +40,7 @@ __all__ = [
     "DenseUnavailable",
     "MiniLMArm",
     "default_model_dir",
+    "dense_unavailable",
     "load_minilm",
     "quantise",
 ]
@@ -64,6 +66,8 @@ _BATCH: Final = 32
 _QUANTISED: Final = ".q"
 _SCALE: Final = ".scale"
 _WORDS: Final = "embeddings.word_embeddings.weight"
+
+_log = logging.getLogger(__name__)
 
 Vectors = NDArray[np.float32]
 
@@ -300,29 +304,44 @@ def default_model_dir() -> Path:
     return Path(sys.prefix) / "share" / "geomint" / "dense"
 
 
-def load_minilm(path: Path | None = None) -> MiniLMArm | DenseUnavailable:
-    """The MiniLM arm from the model directory ``path`` (default
-    :func:`default_model_dir`), or why there is none.
-
-    Returns:
-        The arm, or a :class:`DenseUnavailable` when the ``dense`` extra is not
-        installed or the directory lacks the model; ranking then runs on BM25 alone.
-        A file that is there but unreadable raises: that is a broken build to fix, not an
-        absent option.
-    """
+def dense_unavailable(path: Path | None = None) -> DenseUnavailable | None:
+    """Why :func:`load_minilm` would find no arm in ``path`` (default
+    :func:`default_model_dir`), or None when it would: the ``dense`` extra is missing, or
+    the directory lacks the model. Cheap: it imports and looks, and reads nothing."""
     directory = path if path is not None else default_model_dir()
-    build = f"build it with `python scripts/build_dense_model.py --dest {directory}`"
     try:
-        from tokenizers import Tokenizer  # noqa: PLC0415 - the optional extra
+        import tokenizers  # noqa: F401, PLC0415 - the optional extra
     except ImportError:
         return DenseUnavailable(
             reason="the dense ranking arm needs the tokenizers package, which is not "
             "installed; install it with `pip install 'geomint[dense]'`"
         )
-    model, vocabulary = directory / MODEL_FILE, directory / TOKENIZER_FILE
-    for needed in (model, vocabulary):
-        if not needed.is_file():
-            return DenseUnavailable(reason=f"there is no {needed.name} in {directory}; {build}")
+    for needed in (MODEL_FILE, TOKENIZER_FILE):
+        if not (directory / needed).is_file():
+            return DenseUnavailable(
+                reason=f"there is no {needed} in {directory}; build it with "
+                f"`python scripts/build_dense_model.py --dest {directory}`"
+            )
+    return None
+
+
+def load_minilm(path: Path | None = None) -> MiniLMArm | None:
+    """The MiniLM arm from the model directory ``path`` (default
+    :func:`default_model_dir`), or None when there is none.
+
+    Returns:
+        The arm, or None when :func:`dense_unavailable` gives a reason (logged at INFO on
+        ``geomint.sources.dense``); ranking then runs on BM25 alone. A model file that is
+        there but of another layout raises: that is a build to redo, not an absent option.
+    """
+    directory = path if path is not None else default_model_dir()
+    missing = dense_unavailable(directory)
+    if missing is not None:
+        _log.info("no dense ranking arm: %s", missing.reason)
+        return None
+    from tokenizers import Tokenizer  # noqa: PLC0415 - the optional extra
+
+    model = directory / MODEL_FILE
     with np.load(model) as npz:
         tensors = {key: npz[key] for key in npz.files}
     found = int(tensors.get("format", np.array(0)))
@@ -331,4 +350,4 @@ def load_minilm(path: Path | None = None) -> MiniLMArm | DenseUnavailable:
             f"{model} has layout {found}, and this geomint reads layout {FORMAT}; "
             f"rebuild it with `python scripts/build_dense_model.py --dest {directory} --force`"
         )
-    return MiniLMArm(tensors, Tokenizer.from_file(str(vocabulary)))
+    return MiniLMArm(tensors, Tokenizer.from_file(str(directory / TOKENIZER_FILE)))

@@ -2,14 +2,15 @@
 
 Run: ``.venv/bin/python -m benchmarks.bench_find_sources_recall [--n 10000] [--seed 20]``.
 
-Over the labelled queries (``tests/sources/ranking_queries.json``) it ranks the stand-in
-registry (``tests/sources/ranking_registry.json``) alone, then with ``n`` synthesised
+Over the labelled queries (``tests/sources/ranking_queries.json``) it ranks the shipped
+catalogue (:func:`geomint.sources.bundled_sources`) alone, then with ``n`` synthesised
 distractors mixed in (:func:`benchmarks.sources_registry.synthesise`), by:
 
-- *BM25*: bm25s over :meth:`Source.search_text`, lower-cased, split into words, English
-  stop words removed (a stand-in for the registry's own arm);
-- *dense*: the cosine of the MiniLM vectors (:func:`geomint.sources.dense.load_minilm`);
-- *fused*: reciprocal rank fusion of the two (k = 60) over each arm's top 100.
+- *BM25*: the shipped :class:`geomint.sources.Ranker` with no dense arm (the default);
+- *dense*: the cosine of the MiniLM vectors alone (:func:`geomint.sources.dense.load_minilm`),
+  for comparison: no shipped configuration ranks by it alone;
+- *fused*: the shipped :class:`~geomint.sources.Ranker` with the MiniLM arm, reciprocal
+  rank fusion (k = 60).
 
 recall@5 is the share of a query's labelled sources in the top five (of at most five), and
 MRR the mean of 1 / the rank of the first labelled source (0 when none is in the top 100),
@@ -34,17 +35,17 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-import bm25s  # type: ignore[import-untyped]
 import numpy as np
 from benchmarks.sources_registry import synthesise
 
-from geomint.sources.dense import DenseArm, dense_unavailable, load_minilm
+from geomint.sources import Ranker as Shipped
+from geomint.sources import bundled_sources
+from geomint.sources.dense import dense_unavailable, load_minilm
 from geomint.sources.model import Source
+from geomint.sources.ranking import DenseArm
 
 HERE = Path(__file__).resolve().parent
-REGISTRY = HERE.parent / "tests" / "sources" / "ranking_registry.json"
 QUERIES = HERE.parent / "tests" / "sources" / "ranking_queries.json"
-RRF_K = 60
 DEPTH = 100
 CUTOFF = 5
 CACHE = Path(tempfile.gettempdir()) / "geomint-bench-dense"
@@ -71,9 +72,9 @@ class Scores:
     by_kind: dict[str, tuple[float, float]]
 
 
-def load_registry(path: Path = REGISTRY) -> list[Source]:
-    """The stand-in registry's sources."""
-    return [Source.model_validate(s) for s in json.loads(path.read_text("utf-8"))["sources"]]
+def load_registry() -> list[Source]:
+    """The shipped catalogue's sources, the ones the queries are labelled against."""
+    return list(bundled_sources())
 
 
 def load_queries(path: Path = QUERIES) -> list[Query]:
@@ -84,29 +85,30 @@ def load_queries(path: Path = QUERIES) -> list[Query]:
     ]
 
 
-class Bm25:
-    """BM25 over the sources' search text: lower case, words, English stop words out."""
-
-    def __init__(self, sources: Sequence[Source]) -> None:
-        self.ids = [s.id for s in sources]
-        self._retriever = bm25s.BM25()
-        self._retriever.index(_words([s.search_text() for s in sources]), show_progress=False)
-
-    def rank(self, query: str) -> list[str]:
-        """The sources sharing a word with ``query``, best first (at most :data:`DEPTH`)."""
-        words = _words([query])[0]
-        if not words:
-            return []
-        scores = self._retriever.get_scores(words)
-        top = np.argsort(-scores, kind="stable")[:DEPTH]
-        return [self.ids[i] for i in top if scores[i] > 0]
+def shipped(sources: Sequence[Source], dense: DenseArm | None) -> Ranker:
+    """The registry's own ranking over ``sources`` (BM25, fused with ``dense`` if given)."""
+    ranker = Shipped(dense)
+    ranker.index_for((0, len(sources)), sources)
+    ids = [s.id for s in sources]
+    return lambda query: [hit.source.id for hit in ranker.rank(query, ids, top=DEPTH)]
 
 
-def _words(texts: list[str]) -> list[list[str]]:
-    tokens: list[list[str]] = bm25s.tokenize(
-        texts, stopwords="en", return_ids=False, show_progress=False
-    )
-    return tokens
+class _Remembered:
+    """A dense arm that answers texts it has embedded before from a dictionary, so the
+    shipped ranking reuses the vectors the benchmark cached on disk."""
+
+    def __init__(self, arm: DenseArm, texts: list[str], vectors: np.ndarray) -> None:
+        self.arm = arm
+        self.known = dict(zip(texts, vectors, strict=True))
+
+    @property
+    def name(self) -> str:
+        return self.arm.name
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if all(t in self.known for t in texts):
+            return np.stack([self.known[t] for t in texts])
+        return self.arm.embed(texts)  # a query: embedded every time, as in use
 
 
 class Dense:
@@ -141,15 +143,6 @@ def _vectors(
     return vectors, rate
 
 
-def fuse(*rankings: Sequence[str], k: int = RRF_K) -> list[str]:
-    """Reciprocal rank fusion: each id scores the sum of 1 / (k + rank) over the rankings."""
-    scores: dict[str, float] = {}
-    for ranking in rankings:
-        for rank, source_id in enumerate(ranking, start=1):
-            scores[source_id] = scores.get(source_id, 0.0) + 1.0 / (k + rank)
-    return sorted(scores, key=lambda s: -scores[s])
-
-
 def measure(rank: Ranker, queries: Sequence[Query]) -> Scores:
     """recall@5 and MRR of ``rank`` over ``queries``."""
     per_query = [_score(list(rank(q.query)), q.relevant) for q in queries]
@@ -180,17 +173,18 @@ def _score(ranked: list[str], relevant: frozenset[str]) -> tuple[float, float]:
 
 def arms(
     sources: Sequence[Source], dense: DenseArm, cache: Path | None = None
-) -> tuple[Bm25, Dense, dict[str, Ranker]]:
-    """BM25, dense and fused rankers over ``sources`` (source vectors kept in ``cache``)."""
-    bm25 = Bm25(sources)
+) -> tuple[Dense, dict[str, Ranker]]:
+    """BM25 (shipped), dense alone and fused (shipped) rankers over ``sources`` (source
+    vectors kept in ``cache``)."""
     semantic = Dense(dense, sources, cache)
+    texts = [s.search_text() for s in sources]
+    remembered = _Remembered(dense, texts, semantic.vectors)
     return (
-        bm25,
         semantic,
         {
-            "BM25": bm25.rank,
+            "BM25": shipped(sources, None),
             "dense": semantic.rank,
-            "fused": lambda q: fuse(bm25.rank(q), semantic.rank(q)),
+            "fused": shipped(sources, remembered),
         },
     )
 
@@ -219,10 +213,10 @@ def main() -> None:
     print(f"{len(queries)} queries; dense arm {dense.name}")
     print(f"\n{'registry':<24}{'ranking':<8}{'recall@5':>10}{'MRR':>8}{'ms':>7}   by kind")
     for label, sources in (
-        (f"stand-in ({len(real)})", real),
+        (f"catalogue ({len(real)})", real),
         (f"+ {args.n:,} synthesised", [*real, *synthesise(real, args.n, args.seed)]),
     ):
-        _, semantic, rankers = arms(sources, dense, CACHE)
+        semantic, rankers = arms(sources, dense, CACHE)
         for name, rank in rankers.items():
             scores = measure(rank, queries)
             kinds = "  ".join(f"{k} {r:.2f}/{m:.2f}" for k, (r, m) in scores.by_kind.items())

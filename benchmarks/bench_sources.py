@@ -30,7 +30,7 @@ import httpx
 from benchmarks.sources_registry import synthesise
 
 from geomint.http import RequestPolicy, ScriptedTransport
-from geomint.sources import Sources, SourceRegistry, bundled_sources, spine
+from geomint.sources import SourceRegistry, Sources, bundled_sources, spine
 from geomint.store import MemoryStore, SQLiteStore
 
 QUERIES = (

@@ -155,13 +155,14 @@ def test_quantise_keeps_rows_within_half_a_step_and_small_tensors_exact() -> Non
 
 
 def test_fusing_the_dense_arm_finds_at_least_what_bm25_finds(arm: MiniLMArm) -> None:
-    """On the labelled queries over the stand-in registry (measured: BM25 0.843, dense
-    0.909, fused 0.864 recall@5; benchmarks/bench_find_sources_recall.py)."""
-    _, _, rankers = arms(load_registry(), arm)
+    """On the labelled queries over the shipped catalogue, ranked by the shipped Ranker
+    (measured: BM25 0.784, dense alone 0.902, fused 0.866 recall@5;
+    benchmarks/bench_find_sources_recall.py)."""
+    _, rankers = arms(load_registry(), arm)
     queries = load_queries()
     bm25, semantic, fused = (measure(rankers[name], queries) for name in ("BM25", "dense", "fused"))
     assert fused.recall >= bm25.recall
-    assert bm25.recall == pytest.approx(0.843, abs=0.01)
-    assert semantic.recall == pytest.approx(0.909, abs=0.03)
-    assert fused.recall == pytest.approx(0.864, abs=0.03)
+    assert bm25.recall == pytest.approx(0.784, abs=0.01)
+    assert semantic.recall == pytest.approx(0.902, abs=0.03)
+    assert fused.recall == pytest.approx(0.866, abs=0.03)
     assert fused.mrr > bm25.mrr

@@ -64,6 +64,7 @@ from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.sources import SourceRegistry, Sources
+from geomint.sources.dense import load_minilm
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
@@ -780,8 +781,10 @@ def create_map_agent(
             "max_requests": 4}``. A call over a cap is refused with the reason.
         sources: The open-data side (:class:`~geomint.sources.Sources`): its registry,
             connectors, dense arm and whether live sources are offered. None keeps the
-            registry in the chat store's database, seeded with the bundled sources, and
-            offers the live ones only when ``GEOMINT_SOURCES_LIVE=1``.
+            registry in the chat store's database, seeded with the bundled sources, ranks
+            with the MiniLM dense arm beside BM25 when the ``dense`` extra and its model
+            are installed (BM25 alone otherwise, and results say so), and offers the live
+            sources only when ``GEOMINT_SOURCES_LIVE=1``.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -811,7 +814,11 @@ def create_map_agent(
             chats.store.close()
         raise
     try:
-        opendata = sources if sources is not None else Sources(SourceRegistry(chats.store))
+        opendata = (
+            sources
+            if sources is not None
+            else Sources(SourceRegistry(chats.store), dense=load_minilm())
+        )
     except BaseException:
         if owns:
             chats.store.close()

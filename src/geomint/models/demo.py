@@ -551,7 +551,7 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         tools=("find_sources", "fetch", "analyse_data", "present_figure"),
         scopes={"analyse_data": {"kinds": ["tables"]}},
         steps=(
-            ("find_sources", lambda t: {"query": "population by country and year"}),
+            ("find_sources", lambda t: {"query": "population of countries, latest estimates"}),
             (
                 "fetch",
                 lambda t: {

@@ -2,10 +2,10 @@
 that says the same thing in other words ("inhabitants" for "population").
 
 :class:`~geomint.sources.ranking.DenseArm` is what the ranking needs of an embedding
-model. :class:`MiniLMArm` is the one we ship: all-MiniLM-L6-v2 (sentence-transformers, Apache-2.0), run as a numpy
-forward pass over int8 weights, with ``tokenizers`` for its WordPiece vocabulary. It needs
-the optional extra (``pip install 'geomint[dense]'``) and a model directory that
-``scripts/build_dense_model.py`` writes (``scripts/bootstrap`` builds it into
+model. :class:`MiniLMArm` is the one we ship: all-MiniLM-L6-v2 (sentence-transformers,
+Apache-2.0), run as a numpy forward pass over int8 weights, with ``tokenizers`` for its
+WordPiece vocabulary. It needs the optional extra (``pip install 'geomint[dense]'``) and
+a model directory that ``scripts/build_dense_model.py`` writes (``scripts/bootstrap`` builds it into
 ``.venv/share/geomint/dense``). Without either, :func:`load_minilm` says why and the
 ranking runs on BM25 alone (:func:`dense_unavailable` says which is missing).
 

@@ -44,6 +44,11 @@ _STOPWORD_TEXT: Final = (
 _STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 
 
+# Source vectors by arm and text, shared by every Ranker of the process: agents (and a
+# test suite's many) embed the shipped sources once, not once each.
+_SHARED_VECTORS: dict[str, dict[str, NDArray[np.float32]]] = {}
+
+
 def _tokens(text: str) -> list[str]:
     words = []
     for raw in _WORD.findall(text.lower()):
@@ -130,7 +135,7 @@ class Ranker:
         self._lock = threading.Lock()
         self._index: _Index | None = None
         self._revision: Revision | None = None
-        self._vectors: dict[str, NDArray[np.float32]] = {}
+        self._vectors = _SHARED_VECTORS.setdefault(dense.name if dense else "", {})
 
     @property
     def arms(self) -> tuple[str, ...]:

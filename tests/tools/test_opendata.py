@@ -213,3 +213,19 @@ async def test_an_unknown_source_names_the_near_ids(ctx: ToolContext) -> None:
     result = await call(ctx, "fetch", {"source_id": "testland-populaton", "cell": True})
     assert result.model["code"] == "not_found"
     assert "did you mean testland-population" in result.model["miss"]
+
+
+async def test_a_period_code_mints_must_be_short_text(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": "testland-population", "filters": {"period": 2020}})
+    result = await call(
+        ctx,
+        "analyse_data",
+        {
+            "tables_entry_ids": ["tables-1"],
+            "name": "bad-period",
+            "code": "mint.value(1, 'one', period=['2020'])\nreturn 1",
+        },
+    )
+    assert result.failed
+    assert "period must be a short text" in str(result.model)
+    assert ctx.refresh().ledger.values == ()

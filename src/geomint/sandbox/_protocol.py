@@ -51,7 +51,9 @@ class MintedFigure(_Strict):
     unit: Annotated[str, Field(max_length=40)] | None
     sources: Annotated[list[Annotated[str, Field(max_length=200)]], Field(max_length=50)] | None
     line: Annotated[int, Field(ge=0)]
-    period: Annotated[str, Field(min_length=1, max_length=100)] | None = None
+    period: Annotated[str, Field(min_length=1, max_length=100)] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
 
 
 class MapOp(_Strict):

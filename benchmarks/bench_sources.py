@@ -1,7 +1,7 @@
 """How fast the open-data side answers: find_sources over 10,000 sources, resolve_place,
 and a cell read beyond its request.
 
-Run: ``.venv/bin/python benchmarks/bench_sources.py [--sources 10000] [--dense]``.
+Run: ``.venv/bin/python -m benchmarks.bench_sources [--sources 10000] [--dense]``.
 
 * ``find_sources``: the shipped rows plus synthesised ones (:mod:`benchmarks.sources_registry`)
   in a SQLite store, queried with and without filters; the indexes are built on the first

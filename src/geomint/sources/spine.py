@@ -133,7 +133,9 @@ class Spine:
                 self._inside.setdefault(place.parent, []).append(place.id)
             for system, code in place.codes.items():
                 self._by_code.setdefault((system, str(code).upper()), place.id)
-        self._names = sorted(self._by_name)
+        self._by_start: dict[tuple[str, int], list[str]] = {}
+        for name in sorted(self._by_name):
+            self._by_start.setdefault((name[0], len(name)), []).append(name)
 
     def __len__(self) -> int:
         return len(self._places)
@@ -201,7 +203,14 @@ class Spine:
         key = fold(name)
         if not key:
             return []
-        pool = [k for k in self._names if k[:1] == key[:1]]
+        # Only names that could pass the cutoff: same first letter, and a length that
+        # keeps the ratio above it (a miss costs a fraction of a millisecond, not ten).
+        low, high = int(len(key) * 0.6), int(len(key) / 0.6) + 1
+        pool = [
+            name
+            for length in range(low, high + 1)
+            for name in self._by_start.get((key[0], length), ())
+        ]
         return difflib.get_close_matches(key, pool, n=n, cutoff=0.75)
 
     def inside(self, place_id: str) -> list[Place]:

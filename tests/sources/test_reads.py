@@ -158,3 +158,31 @@ def test_a_table_over_years_places_rows_at_label_points_and_says_so() -> None:
     assert {f["geometry"]["type"] for f in landed.data["features"]} == {"Point"}
     assert any("label point" in n for n in landed.notes)
     assert landed.provenance.period == "2019/2021"
+
+
+class RefusingConnector(FixedConnector):
+    """Refuses every fetch for a dimension value, publishing the ones it takes."""
+
+    def fetch(self, request: Request) -> Table:
+        raise SourceFetchError(
+            "refused_filter", "sex 'X' is not a code of SEX", key="sex", options=("T", "M", "F")
+        )
+
+
+def test_options_a_source_published_in_a_refusal_are_learned_for_the_next_hit() -> None:
+    from geomint.sources import SourceRegistry, Sources
+    from geomint.store import MemoryStore
+
+    source = make_source("refuses", connector="refusing")
+    registry = SourceRegistry(MemoryStore(), seed=[source])
+    sources = Sources(registry, connectors={"refusing": RefusingConnector([])}, live=False)
+    with pytest.raises(SourceFetchError, match="not a code of SEX"):
+        sources.read("refuses", {"unit": "country:FIN"}, cell=True)
+    learned = registry.get("refuses")
+    assert learned is not None
+    key = learned.filter_key("sex")
+    assert key is not None and key.options == ("T", "M", "F")
+    hit = sources.find("population")
+    assert {"key": "sex", "takes": key.takes, "required": False, "options": ["T", "M", "F"]} in (
+        hit.hits[0].source.for_model()["filters"]  # type: ignore[operator]
+    )

@@ -64,7 +64,7 @@ from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import Sandbox
 from geomint.sources import SourceRegistry, Sources
-from geomint.sources.dense import load_minilm
+from geomint.sources.dense import shared_minilm
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
@@ -817,7 +817,7 @@ def create_map_agent(
         opendata = (
             sources
             if sources is not None
-            else Sources(SourceRegistry(chats.store), dense=load_minilm())
+            else Sources(SourceRegistry(chats.store), dense=shared_minilm())
         )
     except BaseException:
         if owns:

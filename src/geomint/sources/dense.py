@@ -42,6 +42,7 @@ __all__ = [
     "default_model_dir",
     "dense_unavailable",
     "load_minilm",
+    "shared_minilm",
     "quantise",
 ]
 
@@ -351,3 +352,15 @@ def load_minilm(path: Path | None = None) -> MiniLMArm | None:
             f"rebuild it with `python scripts/build_dense_model.py --dest {directory} --force`"
         )
     return MiniLMArm(tensors, Tokenizer.from_file(str(directory / TOKENIZER_FILE)))
+
+
+_SHARED: dict[Path, MiniLMArm | None] = {}
+
+
+def shared_minilm() -> MiniLMArm | None:
+    """The arm of the default model directory, loaded once per process and shared (it is
+    read-only): what an agent ranks with unless it is given another."""
+    directory = default_model_dir()
+    if directory not in _SHARED:
+        _SHARED[directory] = load_minilm(directory)
+    return _SHARED[directory]

@@ -42,8 +42,8 @@ __all__ = [
     "default_model_dir",
     "dense_unavailable",
     "load_minilm",
-    "shared_minilm",
     "quantise",
+    "shared_minilm",
 ]
 
 MODEL_FILE: Final = "minilm-l6-v2-int8.npz"

@@ -165,7 +165,11 @@ class RefusingConnector(FixedConnector):
 
     def fetch(self, request: Request) -> Table:
         raise SourceFetchError(
-            "refused_filter", "sex 'X' is not a code of SEX", key="sex", options=("T", "M", "F")
+            "refused_filter",
+            "sex 'X' is not a code of SEX",
+            key="sex",
+            options=("T", "M", "F"),
+            learnable=True,
         )
 
 

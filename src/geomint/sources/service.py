@@ -277,6 +277,6 @@ class Sources:
                 return read_cell(source, connector, self.spine, narrowing, self.policy)
             return read_table(source, connector, self.spine, narrowing, self.policy)
         except SourceFetchError as refused:
-            if refused.code == "refused_filter" and refused.key and refused.options:
+            if refused.learnable and refused.key and refused.options:
                 self.registry.learn_options(source.id, refused.key, refused.options)
             raise

@@ -84,7 +84,11 @@ class SourceFetchError(ModelFacingError):
             ``refused_filter`` (a filter value the source does not take; ``options``
             lists those it published, and the registry keeps them for the next hit).
         key: The filter key a ``refused_filter`` is about.
-        options: The values the source published for ``key``.
+        options: The values the source published for ``key`` (shown to the model).
+        learnable: ``options`` are the source's own code list for ``key``, the same for
+            every fetch (an SDMX dimension's codes), so the registry keeps them on the
+            row. False for options that hold only for this request (one CKAN dataset's
+            resources): a registry that kept those would refuse every other dataset.
         retry_after: Seconds to wait before asking again, when the service said.
         url: The request URL, secrets removed, when one was sent.
     """
@@ -96,6 +100,7 @@ class SourceFetchError(ModelFacingError):
         *,
         key: str | None = None,
         options: tuple[str, ...] = (),
+        learnable: bool = False,
         retry_after: float | None = None,
         url: str | None = None,
     ) -> None:
@@ -103,6 +108,7 @@ class SourceFetchError(ModelFacingError):
         self.code: FetchErrorKind = code
         self.key = key
         self.options = options
+        self.learnable = learnable
         self.retry_after = retry_after
         self.url = url
 

@@ -94,7 +94,7 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     assert {f["sources"][0]["licence"] for f in nordic["figures"]} == {"CC-BY-3.0-IGO"}
     life = prompts["Life expectancy in Finland over time as a line chart"]
     assert life["charts"][0]["type"] == "line"
-    assert [f["period"] for f in life["figures"]] == ["1952", "2007"]
+    assert [f["period"] for f in life["figures"]] == ["1952 (of 1952/2007)", "2007 (of 1952/2007)"]
     gdp = prompts["GDP per capita of Helsinki"]
     assert gdp["figures"] == []
     (missed,) = [t for t in gdp["tools"] if t["name"] == "fetch"]

@@ -77,3 +77,34 @@ def test_the_filter_runs_in_the_store_before_any_ranking() -> None:
 def test_a_store_that_cannot_keep_sources_is_refused() -> None:
     with pytest.raises(UsageError, match="cannot keep sources"):
         SourceRegistry(object())  # type: ignore[arg-type]
+
+
+def test_options_a_row_cannot_hold_are_dropped_and_the_row_still_reads_back() -> None:
+    store = MemoryStore()
+    registry = SourceRegistry(store, seed=[make_source("pop")])
+    registry.learn_options("pop", "sex", ["x" * 300, "", "T"])
+    learned = registry.get("pop")
+    assert learned is not None and learned.filter_key("sex").options == ("T",)  # type: ignore[union-attr]
+    assert SourceRegistry(store, seed=[]).get("pop") == learned
+
+
+def test_a_row_that_does_not_read_back_is_left_out_not_fatal() -> None:
+    from geomint.store.catalogue import CatalogueRow
+
+    store = MemoryStore()
+    registry = SourceRegistry(store, seed=[make_source("pop")])
+    store.put_sources(
+        [
+            CatalogueRow(
+                id="broken",
+                body='{"id": "broken"}',
+                modality="table",
+                start=None,
+                end=None,
+                world=True,
+                countries=(),
+            )
+        ]
+    )
+    assert [s.id for s in registry.all()] == ["pop"]
+    assert registry.get("broken") is None

@@ -229,3 +229,32 @@ async def test_a_period_code_mints_must_be_short_text(ctx: ToolContext) -> None:
     assert result.failed
     assert "period must be a short text" in str(result.model)
     assert ctx.refresh().ledger.values == ()
+
+
+async def test_a_period_outside_what_the_sources_state_is_not_minted(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": "testland-population", "filters": {"period": 2020}})
+    result = await call(
+        ctx,
+        "analyse_data",
+        {
+            "tables_entry_ids": ["tables-1"],
+            "name": "forged-period",
+            "code": "mint.value(1, 'population of Finland', period='2024')\nreturn 1",
+        },
+    )
+    assert "outside what its sources state (2020)" in str(result.model)
+    assert ctx.refresh().ledger.values == ()
+
+
+async def test_a_cells_label_is_written_by_code_not_by_the_model(ctx: ToolContext) -> None:
+    result = await call(
+        ctx,
+        "fetch",
+        {
+            "source_id": "testland-population",
+            "filters": {"unit": "country:FIN", "period": 2020},
+            "cell": True,
+            "label": "population of Sweden (was 10,500,000 last year)",
+        },
+    )
+    assert result.model["figures"][0]["label"] == "population of Finland"

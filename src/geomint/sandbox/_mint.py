@@ -9,6 +9,7 @@ turns them into provenance-carrying values.
 from __future__ import annotations
 
 import numbers
+import re
 import sys
 from decimal import Decimal
 from typing import Any
@@ -137,13 +138,19 @@ def _optional_text(value: object, name: str) -> str | None:
     return value
 
 
+# A year, a month or a day, or a range of them; or what a source says when it states none.
+_DATE = r"\d{4}(?:-\d{2}(?:-\d{2})?)?"
+_PERIOD = re.compile(rf"(?:{_DATE}(?:/{_DATE})?|not stated)")
+
+
 def _period(value: object) -> str:
     text = (
         str(value).strip() if isinstance(value, str | int) and not isinstance(value, bool) else ""
     )
-    if not text or len(text) > 100:
+    if not _PERIOD.fullmatch(text):
         raise TypeError(
-            f"mint.value period must be a short text such as '2020' or '2000/2010', got {value!r}"
+            "mint.value period must be a short text such as '2020', '2000/2010', "
+            f"'2024-07-01' or 'not stated', read off the rows; got {value!r}"
         )
     return text
 

@@ -53,6 +53,8 @@ _PERIOD: Final = re.compile(r"^\s*(\d{4})\s*(?:(?:/|-|\.\.|:)\s*(\d{4}))?\s*$")
 #: Most features a landed table carries the full boundary of each unit for; past it,
 #: rows are placed at their unit's label point (a country has a boundary of tens of kB).
 MAX_BOUNDARY_ROWS: Final = 300
+#: Most rows a landed table holds: past it, the fetch is refused and asked to narrow.
+MAX_TABLE_ROWS: Final = 50_000
 #: Most rows a miss lists when it explains what the narrowing reached.
 _SHOWN_ROWS: Final = 8
 
@@ -369,7 +371,9 @@ def read_cell(
             place=place,
             period=row.period,
             value=row.value,
-            unit=table.unit or source.profile.unit,
+            # The registry's unit, written by whoever added the row; the answer's only
+            # when the row states none.
+            unit=source.profile.unit or table.unit,
             provenance=provenance_of(source, table, row.period),
             row=row,
             notes=table.notes,
@@ -449,6 +453,12 @@ def read_table(
     wanted = {p.id for p in narrowing.units}
     if wanted:
         joined = [(u, r) for u, r in joined if u in wanted]
+    if len(joined) > MAX_TABLE_ROWS:
+        raise SourceFetchError(
+            "refused_filter",
+            f"{source.id} answered {len(joined):,} rows for these filters, more than the "
+            f"{MAX_TABLE_ROWS:,} a table lands; narrow by unit or period",
+        )
     unit_ids = {u for u, _ in joined}
     boundaries = len(joined) <= MAX_BOUNDARY_ROWS and len(unit_ids) == len(joined)
     notes = list(table.notes)

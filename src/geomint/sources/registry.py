@@ -13,8 +13,9 @@ same way: adding a source is a row, not code.
 from __future__ import annotations
 
 import json
+import logging
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from functools import cache
 from importlib import resources
 from typing import Final
@@ -29,6 +30,7 @@ from geomint.store.catalogue import Catalogue, CatalogueRow, Revision
 __all__ = ["SourceRegistry", "bundled_sources", "catalogue_sources"]
 
 _SOURCES: Final = TypeAdapter(list[Source])
+_log = logging.getLogger(__name__)
 #: Most options kept per filter key: what a model can read in one hit.
 MAX_OPTIONS: Final = 200
 #: What a filter key learned from a refusal (not declared by the row) says it takes.
@@ -145,24 +147,30 @@ class SourceRegistry:
         return self.many([source_id]).get(source_id)
 
     def many(self, ids: Sequence[str]) -> dict[str, Source]:
-        """The sources of ``ids`` that exist, by id."""
+        """The sources of ``ids`` that exist and read back, by id."""
         with self._lock:
             self._fresh()
             wanted = [i for i in ids if i not in self._cache]
             if wanted:
-                for source_id, body in self._catalogue.source_bodies(wanted).items():
-                    self._cache[source_id] = Source.model_validate_json(body)
+                self._read(self._catalogue.source_bodies(wanted))
             return {i: self._cache[i] for i in ids if i in self._cache}
 
     def all(self) -> list[Source]:
-        """Every source, in id order."""
+        """Every source that reads back, in id order."""
         bodies = self._catalogue.source_bodies()
         with self._lock:
             self._fresh()
-            for source_id, body in bodies.items():
-                if source_id not in self._cache:
-                    self._cache[source_id] = Source.model_validate_json(body)
-            return [self._cache[i] for i in sorted(bodies)]
+            self._read({i: b for i, b in bodies.items() if i not in self._cache})
+            return [self._cache[i] for i in sorted(bodies) if i in self._cache]
+
+    def _read(self, bodies: Mapping[str, str]) -> None:
+        # A row this geomint cannot read (written by hand, or by a newer version) is left
+        # out and logged, rather than taking every search down with it.
+        for source_id, body in bodies.items():
+            try:
+                self._cache[source_id] = Source.model_validate_json(body)
+            except ValidationError as exc:
+                _log.warning("source %s in the registry does not read back: %s", source_id, exc)
 
     def ids(self) -> list[str]:
         """Every source id, in id order."""
@@ -188,17 +196,31 @@ class SourceRegistry:
         source = self.get(source_id)
         if source is None or not options:
             return source
-        kept = tuple(dict.fromkeys(o.strip() for o in options if o.strip()))[:MAX_OPTIONS]
+        # What a remote service published is hostile text: only options a row can hold
+        # are kept (the rest are dropped), and the row is validated whole before it is
+        # written, so no refusal can leave a row that no longer reads back.
+        kept = tuple(
+            dict.fromkeys(
+                o.strip() for o in options if isinstance(o, str) and 0 < len(o.strip()) <= 200
+            )
+        )[:MAX_OPTIONS]
         found = source.filter_key(key)
-        if found is not None and found.options == kept:
+        if not kept or (found is not None and found.options == kept):
             return source
-        changed = (
-            FilterKey(key=key, takes=LEARNED, options=kept)
-            if found is None
-            else found.model_copy(update={"options": kept})
-        )
-        filters = (*(f for f in source.filters if f.key != key), changed)
-        updated = source.model_copy(update={"filters": filters})
+        try:
+            changed = FilterKey.model_validate(
+                {"key": key, "takes": found.takes if found else LEARNED, "options": kept}
+                | ({"required": found.required} if found else {})
+            )
+            data = source.model_dump(mode="json")
+            data["filters"] = [
+                *(f for f in data["filters"] if f["key"] != key),
+                changed.model_dump(mode="json"),
+            ]
+            updated = Source.model_validate(data)
+        except ValidationError as exc:
+            _log.warning("options for %s of %s not kept: %s", key, source_id, exc)
+            return source
         self.put([updated])
         return updated
 

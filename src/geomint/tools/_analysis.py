@@ -20,10 +20,11 @@ from typing import Any, Final, Literal
 from geomint.intake import IntakeError
 from geomint.intake import aload as intake_aload
 from geomint.intake import offload as intake_offload
-from geomint.provenance import EntryVersion, Provenance, Value, hash_code, union
+from geomint.provenance import PERIOD_NOT_STATED, EntryVersion, Provenance, Value, hash_code, union
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sandbox import SandboxResult, validate_chart
 from geomint.sandbox.results import ChartError
+from geomint.sources.model import period_years
 from geomint.state import (
     ENTRY_KINDS,
     AnalysisRecorded,
@@ -347,6 +348,10 @@ async def _mint(
         )
     for figure in result.figures:
         narrowed = _narrowed(ctx, figure.sources, read, minted.notes)
+        outside = _period_outside(figure.period, sources_of(ctx, narrowed))
+        if outside is not None:
+            minted.notes.append(f"figure {figure.label!r} was not minted: {outside}")
+            continue
         try:
             value, ledger = ledger.mint_value(
                 label=figure.label,
@@ -395,6 +400,31 @@ def sources_of(ctx: ToolContext, read: Sequence[EntryVersion]) -> tuple[Provenan
     """The union of the provenance of the entry versions read."""
     groups = [ctx.entry_version(i.entry_id, i.version).sources for i in read]
     return union(*groups) if groups else ()
+
+
+def _period_outside(period: str | None, sources: Sequence[Provenance]) -> str | None:
+    """Why a figure's period cannot be the one its sources state, or None when it can.
+
+    A period model code wrote must lie inside the years the sources it rests on state: a
+    figure read off a 1952 row of a 1952/2007 table may say 1952, not 2024.
+    """
+    if period is None:
+        return None
+    stated = [s.period for s in sources if s.period is not None]
+    spans = [y for p in stated if (y := period_years(p)) is not None]
+    if not spans:
+        return None
+    years = period_years(period)
+    if years is None:
+        if period == PERIOD_NOT_STATED:
+            return None
+        return f"period {period!r} names no year"
+    if any(start <= years[0] and years[1] <= end for start, end in spans):
+        return None
+    return (
+        f"its period {period!r} is outside what its sources state "
+        f"({', '.join(dict.fromkeys(stated))}); pass the row's own period"
+    )
 
 
 def _narrowed(

@@ -263,7 +263,12 @@ class FetchInput(BaseModel):
         description="True: read one number for one unit and one period, minted as a figure "
         "(or a miss). False: land the rows as a table entry for analyse_data.",
     )
-    label: str | None = Field(default=None, max_length=200, description="A label for the result.")
+    label: str | None = Field(
+        default=None,
+        max_length=200,
+        description="A label for a landed table's entry. A cell's label is written by code "
+        "from the source and the unit, so a figure is never named for another place.",
+    )
 
 
 def _label(source: Source, place_name: str) -> str:
@@ -296,7 +301,8 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
     sources = _sources(ctx)
     registry_source = sources.registry.get(arguments.source_id)
     provider = registry_source.connector if registry_source is not None else "registry"
-    if registry_source is not None and registry_source.connector != "bundled":
+    connector = sources.connectors.get(provider)
+    if connector is not None and connector.needs_network:
         await ctx.require("network", {"tool": "fetch", "request": _request(arguments)})
     try:
         answer = await asyncio.to_thread(
@@ -335,9 +341,8 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
 
 
 def _minted(ctx: ToolContext, arguments: FetchInput, cell: Cell) -> ToolResult:
-    label = arguments.label or _label(cell.source, cell.place.name)
     value, _ = ctx.workspace.ledger.mint_value(
-        label=label,
+        label=_label(cell.source, cell.place.name),
         value=cell.value,
         unit=cell.unit,
         period=cell.period,

@@ -315,11 +315,15 @@ def routed_diff(
 
 
 def card_period(value: Value) -> str | None:
-    """The period a card shows: the value's own, else its sources' distinct periods."""
-    if value.period is not None:
-        return value.period
+    """The period a card shows: the value's own, and beside it its sources' when they
+    differ (``"2007 (of 1952/2007)"``), so a period code chose never hides the one the
+    source states; without its own, the sources' distinct periods."""
     periods = list(dict.fromkeys(s.period for s in value.sources if s.period is not None))
-    return "; ".join(periods) or None
+    if value.period is None:
+        return "; ".join(periods) or None
+    if not periods or periods == [value.period]:
+        return value.period
+    return f"{value.period} (of {'; '.join(periods)})"
 
 
 def figure_card(value: Value) -> FigureCard:

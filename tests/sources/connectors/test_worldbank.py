@@ -272,7 +272,10 @@ def test_json_nested_deeper_than_python_goes_is_malformed() -> None:
     deep = b"[" * 200_000 + b"]" * 200_000
     request, _ = _scripted(lambda r: httpx.Response(200, content=deep))
 
-    assert _failure(request).code == "malformed"
+    error = _failure(request)
+
+    assert error.code == "malformed"
+    assert "nests deeper than geomint reads" in str(error)
 
 
 @pytest.mark.parametrize(

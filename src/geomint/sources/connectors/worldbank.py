@@ -251,8 +251,10 @@ def _page(
         raise _refusal(ident[1], key[1] if key else "", said[2].strip(), indicator, codes)
     try:
         answer = json.loads(text, parse_constant=_no_constant)
-    except (ValueError, RecursionError):  # RecursionError: nested deeper than Python goes
-        raise _malformed(fetched, "it is not JSON within geomint's limits") from None
+    except ValueError:
+        raise _malformed(fetched, "it is not JSON") from None
+    except RecursionError:
+        raise _malformed(fetched, "it nests deeper than geomint reads") from None
     if (
         isinstance(answer, list)
         and len(answer) == 1

@@ -161,7 +161,7 @@ def read_in_child(body: bytes, timeout_s: float, what: str) -> bytes:
     if not _CHILDREN.turn(timeout_s):
         raise SourceFetchError(
             "timeout",
-            f"the SDMX reader was busy with other answers for all of {timeout_s:g} s; try "
+            f"the SDMX reader was busy with other answers for all of {timeout_s:.1f} s; try "
             "again, or ask for fewer countries or years",
         )
     try:
@@ -180,7 +180,7 @@ def read_in_child(body: bytes, timeout_s: float, what: str) -> bytes:
             audit.record("child_killed", by="sources", limit="time")
             raise SourceFetchError(
                 "timeout",
-                f"reading {what}'s answer took longer than {timeout_s:g} s and was stopped; "
+                f"reading {what}'s answer took longer than {timeout_s:.1f} s and was stopped; "
                 "ask for fewer countries or years",
             ) from None
         except confine.ConfinementRefusedError as exc:

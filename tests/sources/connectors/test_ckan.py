@@ -6,9 +6,13 @@ way a portal fails or refuses is a fetch error a model can act on.
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 from tests.sources.connectors.support import FINLAND, RECORDED, fast, live_source
 
+from geomint.sources.connectors import ckan
 from geomint.sources.connectors.base import (
     Download,
     Listing,
@@ -245,3 +249,139 @@ def test_rows_out_of_range_is_refused_before_any_request(server: RecordedServer,
     assert error.code == "refused_filter"
     assert "rows takes a whole number from 1 to 100" in str(error)
     assert server.requests == []
+
+
+# --- hostile or uncitable answers -----------------------------------------------------------
+
+
+def _package(**changes: object) -> dict[str, Any]:
+    """package_show.json's answer with the dataset's fields changed."""
+    answer: dict[str, Any] = json.loads((RECORDED / RECORDINGS / "package_show.json").read_text())
+    answer["result"].update(changes)
+    return answer
+
+
+def _serve_answer(server: RecordedServer, action: str, answer: object) -> None:
+    text = json.dumps(answer).replace("{BASE}", server.base_url)
+    server.add("GET", ACTION + action, body=text)
+
+
+def _download(server: RecordedServer) -> Download | SourceFetchError:
+    """Ask for the CSV resource of the dataset; the file is served but should not be read
+    when the dataset cannot be cited."""
+    server.add(
+        "GET",
+        "/files/pyorailijamaarat_2025.csv",
+        file="files/pyorailijamaarat_2025.csv",
+        content_type="text/csv",
+    )
+    try:
+        answer = _fetch(server, options={"resource": CSV_RESOURCE, "dataset": DATASET})
+    except SourceFetchError as error:
+        return error
+    assert isinstance(answer, Download)
+    return answer
+
+
+def _files_fetched(server: RecordedServer) -> int:
+    return len(server.sent("/files/pyorailijamaarat_2025.csv"))
+
+
+def test_a_search_keeps_only_the_rows_asked_whatever_the_portal_sends(
+    server: RecordedServer,
+) -> None:
+    one = {"name": "d", "title": "t", "resources": [{"id": "r", "url": "https://f.example/x"}]}
+    _serve_answer(
+        server, "package_search", {"success": True, "result": {"count": 5, "results": [one] * 5000}}
+    )
+
+    listing = _fetch(server, options={"q": "x", "rows": "1"})
+
+    assert isinstance(listing, Listing)
+    assert len(listing.datasets) == 1
+    assert "sent 5000 datasets for rows=1; kept the first 1" in " ".join(listing.notes)
+
+
+def test_an_action_answer_over_the_cap_is_unavailable(
+    server: RecordedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(ckan, "_MAX_ANSWER_BYTES", 1_000)
+    _serve(server, "package_search", "package_search.json")
+
+    error = _refused(server, options={"q": "x"})
+
+    assert error.code == "unavailable"
+    assert "max_bytes=1,000" in str(error)
+
+
+def test_json_nested_deeper_than_python_goes_is_malformed(server: RecordedServer) -> None:
+    server.add("GET", ACTION + "package_search", body=b"[" * 200_000 + b"]" * 200_000)
+
+    error = _refused(server, options={"q": "x"})
+
+    assert error.code == "malformed"
+    assert "nests deeper than geomint reads" in str(error)
+
+
+def test_a_dataset_with_too_many_resources_lists_the_first_and_says_so(
+    server: RecordedServer,
+) -> None:
+    resources = [{"id": f"r{i}", "url": "https://f.example/x"} for i in range(2_000)]
+    _serve_answer(server, "package_show", _package(resources=resources))
+
+    listing = _fetch(server, options={"dataset": DATASET})
+
+    assert isinstance(listing, Listing)
+    assert len(listing.datasets[0].resources) == 500
+    assert "has 2,000 resources; listed the first 500" in " ".join(listing.notes)
+
+
+@pytest.mark.parametrize(
+    ("changes", "says"),
+    [
+        ({"license_title": "Mixed licences"}, "which is not one licence"),
+        ({"license_title": "  mixed", "license_id": "cc-by-4.0"}, "which is not one licence"),
+        ({"license_title": "L" * 300, "license_id": "x" * 300}, "gives a licence of 300"),
+        ({"name": ""}, "a dataset without a name"),
+        ({"name": "n" * 201}, "a dataset without a name"),
+    ],
+    ids=["mixed", "mixed-with-id", "long-licence", "empty-name", "long-name"],
+)
+def test_a_dataset_that_cannot_be_cited_is_changed_before_its_file_is_fetched(
+    server: RecordedServer, changes: dict[str, object], says: str
+) -> None:
+    _serve_answer(server, "package_show", _package(**changes))
+
+    error = _download(server)
+
+    assert isinstance(error, SourceFetchError)
+    assert error.code == "changed"
+    assert says in str(error)
+    assert _files_fetched(server) == 0
+
+
+def test_long_texts_are_clipped_to_what_provenance_holds(server: RecordedServer) -> None:
+    long = _package(
+        title="T" * 900,
+        organization={"title": "O" * 400},
+        license_title="L" * 300,  # too long: the short id stands for it
+    )
+    _serve_answer(server, "package_show", long)
+
+    download = _download(server)
+
+    assert isinstance(download, Download)
+    assert len(download.title) == 500 and download.title.endswith("...")
+    assert download.publisher is not None and len(download.publisher) == 200
+    assert download.licence == "cc-by-4.0"
+
+
+def test_a_dataset_without_a_licence_is_downloaded_with_none_stated(
+    server: RecordedServer,
+) -> None:
+    _serve_answer(server, "package_show", _package(license_id=None, license_title=None))
+
+    download = _download(server)
+
+    assert isinstance(download, Download)
+    assert download.licence is None

@@ -6,11 +6,26 @@ hostile, broken or reshaped body or a service failure is a fetch error a model c
 
 from __future__ import annotations
 
+import base64
 import re
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
-from tests.sources.connectors.support import FINLAND, GREECE, HELSINKI, fast, live_source
+from tests.sources.connectors.support import (
+    FINLAND,
+    GREECE,
+    HELSINKI,
+    RECORDED,
+    fast,
+    live_source,
+    sdmx_in_process,
+)
 
+import geomint
+from geomint.sources.connectors import _confined_sdmx, _sdmx_child
 from geomint.sources.connectors.base import PeriodFilter, Request, SourceFetchError, Table
 from geomint.sources.connectors.sdmx import SdmxConnector
 from geomint.testing import RecordedServer
@@ -23,7 +38,9 @@ GENERIC = "application/vnd.sdmx.genericdata+xml;version=2.1"
 def _fetch(server: RecordedServer, source_id: str, **kwargs: object) -> Table:
     source = live_source(source_id, base_url=server.base_url)
     policy = kwargs.pop("policy", fast())
-    table = SdmxConnector().fetch(Request(source=source, policy=policy, **kwargs))  # type: ignore[arg-type]
+    table = SdmxConnector(reader=sdmx_in_process).fetch(
+        Request(source=source, policy=policy, **kwargs)
+    )  # type: ignore[arg-type]
     assert isinstance(table, Table)
     return table
 
@@ -223,3 +240,232 @@ def test_a_renamed_geography_dimension_is_changed(server: RecordedServer) -> Non
     message = str(error)
     assert "without the geo this source reads" in message
     assert "GEO_AREA" in message
+
+
+# --- hostile answers --------------------------------------------------------------------
+
+
+def _utf7(text: str) -> bytes:
+    """``text`` in UTF-7 with every character in one base64 run: no '<' shows."""
+    return ("+" + base64.b64encode(text.encode("utf-16-be")).decode().rstrip("=") + "-").encode()
+
+
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (
+            b'<?xml version="1.0" encoding="UTF-7"?>'
+            + _utf7('<!DOCTYPE r [<!ENTITY x "hello">]><r>&x;</r>'),
+            "names the encoding 'UTF-7'",
+        ),
+        (b"<?xml version=\"1.0\" encoding='utf-16'?><r/>", "names the encoding 'utf-16'"),
+        (b'<?xml version="1.0"' + b" " * 400 + b"?><r/>", "none geomint can read"),
+        ("<!DOCTYPE r><r/>".encode("utf-16-le"), "NUL characters"),
+        ("<!DOCTYPE r><r/>".encode("utf-32"), "it is not UTF-8 text"),
+        ("\ufeff<!DOCTYPE r><r/>".encode("utf-16-be"), "it is not UTF-8 text"),
+    ],
+    ids=["utf-7", "utf-16-declared", "endless-declaration", "utf-16-no-bom", "utf-32", "bom"],
+)
+def test_a_body_that_could_hide_markup_is_refused_before_parsing(
+    server: RecordedServer, body: bytes, said: str
+) -> None:
+    server.add("GET", DEMO, body=body, content_type="application/xml")
+
+    error = _refused(server, "eurostat-population-1-january", units=(FINLAND, GREECE))
+
+    assert error.code == "malformed"
+    assert said in str(error)
+
+
+@pytest.mark.parametrize(
+    "declared", ['encoding="UTF-8"', "encoding='utf-8'", 'encoding="US-ASCII"', ""]
+)
+def test_a_utf8_or_ascii_declaration_is_read(server: RecordedServer, declared: str) -> None:
+    recorded = (RECORDED / RECORDINGS / "estat_demo_pjan.xml").read_text("utf-8")
+    body = recorded.replace('encoding="UTF-8"', declared, 1)
+    server.add("GET", DEMO, body=body, content_type="application/xml")
+
+    table = _fetch(server, "eurostat-population-1-january", units=(FINLAND, GREECE))
+
+    assert len(table.rows) == 4
+
+
+@pytest.mark.parametrize("value", ["abc", "1e400", "-inf", "0x10"])
+def test_a_value_that_is_not_a_finite_number_is_malformed(
+    server: RecordedServer, value: str
+) -> None:
+    recorded = (RECORDED / RECORDINGS / "estat_demo_pjan.xml").read_text("utf-8")
+    body = recorded.replace('value="5563970"', f'value="{value}"')
+    server.add("GET", DEMO, body=body, content_type="application/xml")
+
+    error = _refused(server, "eurostat-population-1-january", units=(FINLAND, GREECE))
+
+    assert error.code == "malformed"
+    assert "cannot read" in str(error)  # not an uncaught ValueError, never inf
+
+
+@pytest.mark.parametrize("code", ["Y_GE65.M", "....", "T+M"])
+def test_a_code_with_sdmx_key_syntax_is_refused(server: RecordedServer, code: str) -> None:
+    source = live_source("eurostat-population-1-january", base_url=server.base_url)
+    opened = source.model_copy(
+        update={"filters": tuple(f.model_copy(update={"options": ()}) for f in source.filters)}
+    )
+    request = Request(source=opened, units=(FINLAND,), options={"sex": code}, policy=fast())
+
+    with pytest.raises(SourceFetchError) as caught:
+        SdmxConnector(reader=sdmx_in_process).fetch(request)
+
+    assert caught.value.code == "refused_filter"
+    assert server.requests == []
+
+
+def test_the_fetch_is_capped_below_the_callers_max_bytes(server: RecordedServer) -> None:
+    big = b"<x>" + b" " * 8_000_001 + b"</x>"
+    server.add("GET", DEMO, body=big, content_type="application/xml")
+    policy = fast(max_bytes=50_000_000)
+
+    error = _refused(
+        server, "eurostat-population-1-january", units=(FINLAND, GREECE), policy=policy
+    )
+
+    assert error.code == "unavailable"
+    assert "max_bytes=8,000,000" in str(error)
+    assert policy.max_bytes == 50_000_000
+
+
+@pytest.mark.parametrize(
+    ("reply", "said"),
+    [
+        (b"not json", "the SDMX reader's answer for S was malformed"),
+        (b"[" * 300_000 + b"]" * 300_000, "the SDMX reader's answer for S was malformed"),
+        (b'{"ok": true, "dims": ["a"], "attributes": [], "rows": [["x"]]}', "was malformed"),
+        (b'{"ok": true, "dims": ["a"], "attributes": [], "rows": [[1, 2]]}', "was malformed"),
+        (b'{"ok": true, "dims": ["a"], "attributes": [], "rows": [["x", "1"]]}', "not a finite"),
+        (b'{"ok": true, "dims": ["a"], "attributes": [], "rows": [["x", 1e400]]}', "malformed"),
+        (b'{"ok": true, "dims": [{}], "attributes": [], "rows": []}', "was malformed"),
+        (b'{"ok": false}', "was malformed"),
+        (b'{"ok": false, "problem": "bad\\u001b[2J"}', "cannot read: bad [2J"),
+        (b'{"ok": false, "too_many": 200000}', "200,000 observations"),
+        (b'{"ok": false, "memory": true}', "needed more than 1,024 MB"),
+    ],
+    ids=[
+        "not-json",
+        "nested",
+        "short-row",
+        "key-not-text",
+        "value-text",
+        "value-inf",
+        "dim-name",
+        "no-problem",
+        "control-chars",
+        "too-many",
+        "memory",
+    ],
+)
+def test_the_childs_answer_is_checked_for_shape(reply: bytes, said: str) -> None:
+    with pytest.raises(SourceFetchError) as caught:
+        _confined_sdmx.decode(reply, "S")
+
+    assert said in str(caught.value)
+    assert caught.value.code in ("malformed", "unavailable")
+
+
+def test_too_many_observations_are_refused_by_the_child(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_sdmx_child, "MAX_ROWS", 3)
+    body = (RECORDED / RECORDINGS / "estat_demo_pjan.xml").read_bytes()
+
+    with pytest.raises(SourceFetchError) as caught:
+        _confined_sdmx.decode(_sdmx_child.answer(body), "S")
+
+    assert caught.value.code == "unavailable"
+    assert "5 observations" in str(caught.value)
+
+
+def test_without_a_confined_reader_nothing_is_parsed(
+    server: RecordedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(_confined_sdmx, "_HANDLER", "geomint.no_such_handler")
+    monkeypatch.setattr(_confined_sdmx, "_CHILDREN", _confined_sdmx._Children())
+    server.add("GET", DEMO, file="estat_demo_pjan.xml", content_type="application/xml")
+    source = live_source("eurostat-population-1-january", base_url=server.base_url)
+
+    with pytest.raises(SourceFetchError) as caught:
+        SdmxConnector().fetch(Request(source=source, units=(FINLAND, GREECE), policy=fast()))
+
+    assert caught.value.code == "unavailable"
+    assert "the confined SDMX reader cannot start on this machine" in str(caught.value)
+    assert "parses no answer of Eurostat's SDMX service outside it" in str(caught.value)
+
+
+# --- the confined child, end to end --------------------------------------------------------
+
+
+def _installed_is_this_tree() -> bool:
+    """Whether a confined child (``python -I``) imports this tree's geomint."""
+    found = subprocess.run(
+        [sys.executable, "-I", "-c", "import geomint; print(geomint.__file__)"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    return Path(found.stdout.strip()).resolve() == Path(geomint.__file__).resolve()
+
+
+confined = pytest.mark.skipif(
+    not _installed_is_this_tree(),
+    reason="a confined child imports the installed geomint, which is not this tree",
+)
+
+
+@pytest.mark.isolation
+@confined
+def test_a_confined_child_parses_the_answer(server: RecordedServer) -> None:
+    server.add("GET", DEMO, file="estat_demo_pjan.xml", content_type="application/xml")
+    source = live_source("eurostat-population-1-january", base_url=server.base_url)
+
+    table = SdmxConnector().fetch(
+        Request(source=source, units=(FINLAND, GREECE), policy=fast(timeout_s=30.0))
+    )
+
+    assert isinstance(table, Table)
+    assert [(r.unit_code, r.period, r.value) for r in table.rows] == [
+        ("FI", "2023", 5563970),
+        ("FI", "2024", 5603851),
+        ("GR", "2023", 10413982),
+        ("GR", "2024", None),
+    ]
+    assert table.rows[1].extra["OBS_FLAG"] == "p"
+
+
+@pytest.mark.isolation
+@confined
+def test_a_body_too_costly_to_parse_is_stopped_at_the_wall_clock(server: RecordedServer) -> None:
+    recorded = (RECORDED / RECORDINGS / "estat_demo_pjan.xml").read_text("utf-8")
+    head, _, _ = recorded.partition("<message:DataSet")
+    series = "".join(
+        '<generic:Series><generic:SeriesKey><generic:Value id="freq" value="A"/>'
+        f'<generic:Value id="age" value="Y{s}"/><generic:Value id="sex" value="T"/>'
+        '<generic:Value id="geo" value="FI"/></generic:SeriesKey>'
+        + "".join(
+            f'<generic:Obs><generic:ObsDimension value="{1900 + y}"/>'
+            f'<generic:ObsValue value="{y}"/></generic:Obs>'
+            for y in range(60)
+        )
+        + "</generic:Series>"
+        for s in range(800)
+    )
+    body = (
+        f'{head}<message:DataSet structureRef="S">{series}</message:DataSet></message:GenericData>'
+    )
+    server.add("GET", DEMO, body=body, content_type="application/xml")
+    source = live_source("eurostat-population-1-january", base_url=server.base_url)
+
+    started = time.monotonic()
+    with pytest.raises(SourceFetchError) as caught:
+        SdmxConnector().fetch(
+            Request(source=source, units=(FINLAND, GREECE), policy=fast(timeout_s=0.5))
+        )
+
+    assert caught.value.code == "timeout"
+    assert "took longer than 2.0 s and was stopped" in str(caught.value)
+    assert time.monotonic() - started < 4.0

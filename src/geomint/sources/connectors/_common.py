@@ -23,17 +23,25 @@ from geomint.sources.connectors.base import FetchErrorKind, SourceFetchError
 from geomint.sources.model import Source
 
 __all__ = [
+    "MAX_UNIT_CHARS",
+    "capped",
     "config_text",
     "fetch_error",
     "get",
     "head_of",
     "now",
     "option_values",
+    "short_text",
     "trusting",
+    "unit_text",
 ]
 
 _REFUSED_CODES: Final = frozenset({"scheme", "address", "vetoed", "redirects"})
-_SAFE_CODE: Final = re.compile(r"[A-Za-z0-9_@.\-]{1,60}")
+# No "." (SDMX's key separator: one value would fill several dimensions) and no "+"
+# (SDMX's "or"): a value is one code.
+_SAFE_CODE: Final = re.compile(r"[A-Za-z0-9_@\-]{1,60}")
+MAX_UNIT_CHARS: Final = 40
+"""The longest unit of measure a table carries (``"current US$"``, ``"people"``)."""
 
 
 def now() -> datetime:
@@ -66,6 +74,37 @@ def trusting(policy: RequestPolicy, base_url: str) -> RequestPolicy:
     """
     trusted = tuple(dict.fromkeys((*policy.trusted_base_urls, base_url)))
     return dataclasses.replace(policy, trusted_base_urls=trusted)
+
+
+def capped(policy: RequestPolicy, max_bytes: int) -> RequestPolicy:
+    """The policy with its ``max_bytes`` lowered to ``max_bytes`` (never raised).
+
+    A connector that parses an answer in this process caps it below what the caller
+    allows for a file it only stores; the caller's policy object is left as it was.
+    """
+    if policy.max_bytes <= max_bytes:
+        return policy
+    return dataclasses.replace(policy, max_bytes=max_bytes)
+
+
+def short_text(value: object, limit: int) -> str | None:
+    """``value`` as stripped printable text of at most ``limit`` characters, or None.
+
+    For text a service sent that a table or a message carries: anything longer, not
+    text, empty or with control characters is dropped rather than shown.
+    """
+    if not isinstance(value, str) or len(value) > limit * 4:
+        return None
+    text = value.strip()
+    if not text or len(text) > limit or not text.isprintable():
+        return None
+    return text
+
+
+def unit_text(value: object) -> str | None:
+    """A unit of measure a table may carry: printable, at most :data:`MAX_UNIT_CHARS`
+    characters, or None (the registry row's profile states the unit otherwise)."""
+    return short_text(value, MAX_UNIT_CHARS)
 
 
 def get(

@@ -27,7 +27,14 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from geomint.http import Fetched, FetchError, ParamValue, RequestPolicy, request
-from geomint.sources.connectors._common import config_text, fetch_error, head_of, now, trusting
+from geomint.sources.connectors._common import (
+    capped,
+    config_text,
+    fetch_error,
+    head_of,
+    now,
+    trusting,
+)
 from geomint.sources.connectors.base import (
     Download,
     FetchErrorKind,
@@ -43,7 +50,18 @@ __all__ = ["DEFAULT_ROWS", "MAX_ROWS", "CkanConnector"]
 DEFAULT_ROWS: Final = 10
 MAX_ROWS: Final = 100
 _NO_LICENCE: Final = frozenset({"", "notspecified", "other-closed"})
-_TYPE: Final = re.compile(r'"__type"\s*:\s*"([^"]+)"')
+_TYPE: Final = re.compile(r'"__type"\s{0,20}:\s{0,20}"([^"]{1,100})"')
+# An action's answer is parsed in this process: a search of MAX_ROWS datasets with their
+# resources is well under this; a portal sending more is cut off by geomint.http.
+_MAX_ANSWER_BYTES: Final = 8_000_000
+_MAX_RESOURCES: Final = 500
+# What a dataset's texts may be to become a landed file's provenance (the limits of
+# geomint.provenance.Provenance); a name or id is an identifier, never clipped.
+_MAX_TITLE: Final = 500
+_MAX_PUBLISHER: Final = 200
+_MAX_LICENCE: Final = 200
+_MAX_NAME: Final = 200
+_MIXED: Final = re.compile(r"\s*mixed\b", re.IGNORECASE)
 
 
 class CkanConnector:
@@ -110,6 +128,7 @@ class _Portal:
         self.base = config_text(self.source, "base_url").rstrip("/")
         self.title = self.source.title
         self.policy: RequestPolicy = trusting(request.policy, self.base)
+        self.api_policy = capped(self.policy, _MAX_ANSWER_BYTES)
         self.last_url = self.base
         self.notes: list[str] = []
         if request.units:
@@ -132,7 +151,7 @@ class _Portal:
                 url,
                 params=params,
                 headers={"Accept": "application/json"},
-                policy=self.policy,
+                policy=self.api_policy,
             )
         except FetchError as error:
             if error.code == "status" and error.status in (403, 404, 409):
@@ -146,6 +165,8 @@ class _Portal:
             envelope = json.loads(fetched.body)
         except ValueError:
             raise self._malformed(fetched, "it is not JSON") from None
+        except RecursionError:
+            raise self._malformed(fetched, "it nests deeper than geomint reads") from None
         if not isinstance(envelope, dict) or "success" not in envelope:
             raise self._malformed(fetched, "it is not CKAN's {success, result} envelope")
         if envelope["success"] is not True:
@@ -169,8 +190,13 @@ class _Portal:
             raise self.changed(
                 self.last_url, f"package_search's result has no count and results (it has {has})"
             )
-        datasets = tuple(_dataset(found, self) for found in result["results"])
-        count = result["count"]
+        results = result["results"]
+        if len(results) > rows:
+            self.notes.append(
+                f"{self.title} sent {len(results)} datasets for rows={rows}; kept the first {rows}"
+            )
+        datasets = tuple(_dataset(found, self) for found in results[:rows])
+        count = max(result["count"], len(datasets))
         if count > len(datasets):
             self.notes.append(
                 f"showing {len(datasets)} of {count} datasets; narrow q, or ask for up to "
@@ -196,6 +222,9 @@ class _Portal:
             dataset = package_id
         package = self.action("package_show", {"id": dataset}, key="dataset", value=dataset)
         listed = _dataset(package, self)
+        # Checked before the file is fetched: a file whose dataset cannot be cited is
+        # not landed, so it is not downloaded either.
+        licence = self._licence(listed)
         chosen = next((r for r in listed.resources if resource in (r.id, r.name)), None)
         if chosen is None:
             options = tuple(r.id for r in listed.resources)
@@ -234,10 +263,39 @@ class _Portal:
             media_type=fetched.content_type or _media_type_of(chosen.format),
             url=fetched.final_url,
             retrieved_at=now(),
-            licence=listed.licence_title or listed.licence_id,
-            title=listed.title,
-            publisher=listed.organisation,
+            licence=licence,
+            title=listed.title[:_MAX_TITLE],
+            publisher=listed.organisation[:_MAX_PUBLISHER] if listed.organisation else None,
         )
+
+    def _licence(self, listed: ListedDataset) -> str | None:
+        """The dataset's licence as a landed file's provenance carries it, or None when
+        the catalogue states none (the caller says "not stated").
+
+        Raises:
+            SourceFetchError: ``changed`` for a licence that is not one licence ("Mixed
+                ...") or is longer than a licence's name, in both its title and its id.
+        """
+        given = [text for text in (listed.licence_title, listed.licence_id) if text]
+        if any(_MIXED.match(text) for text in given):
+            raise SourceFetchError(
+                "changed",
+                f"dataset {listed.name!r} of {self.title} gives its licence as "
+                f"{given[0][:80]!r}, which is not one licence; a file cannot be landed "
+                "without knowing which licence it is under. Pick another dataset, or ask "
+                "the portal",
+                url=self.last_url,
+            )
+        fitting = [text for text in given if len(text) <= _MAX_LICENCE]
+        if given and not fitting:
+            raise SourceFetchError(
+                "changed",
+                f"dataset {listed.name!r} of {self.title} gives a licence of "
+                f"{len(given[0]):,} characters, not a licence's name; a file cannot be "
+                "landed without one. Pick another dataset",
+                url=self.last_url,
+            )
+        return fitting[0] if fitting else None
 
     # -- messages ----------------------------------------------------------------------
 
@@ -292,43 +350,59 @@ class _Portal:
 
 
 def _dataset(found: Any, portal: _Portal) -> ListedDataset:
-    if not isinstance(found, dict) or not isinstance(found.get("name"), str):
-        raise portal.changed(portal.last_url, "a dataset without a name")
+    name = _text(found.get("name")) if isinstance(found, dict) else None
+    if not isinstance(found, dict) or name is None or len(name) > _MAX_NAME:
+        raise portal.changed(portal.last_url, "a dataset without a name of at most 200 characters")
     resources = found.get("resources", [])
     if not isinstance(resources, list):
-        raise portal.changed(portal.last_url, f"dataset {found['name']!r} has no resource list")
+        raise portal.changed(portal.last_url, f"dataset {name!r} has no resource list")
+    if len(resources) > _MAX_RESOURCES:
+        portal.notes.append(
+            f"dataset {name!r} has {len(resources):,} resources; listed the first {_MAX_RESOURCES}"
+        )
     organisation = found.get("organization")
     licence_id = _text(found.get("license_id"))
     return ListedDataset(
-        name=found["name"],
-        title=_text(found.get("title")) or found["name"],
-        organisation=_text(organisation.get("title")) if isinstance(organisation, dict) else None,
+        name=name,
+        title=_text(found.get("title"), _MAX_TITLE) or name,
+        organisation=_text(organisation.get("title"), _MAX_PUBLISHER)
+        if isinstance(organisation, dict)
+        else None,
         licence_id=None if (licence_id or "") in _NO_LICENCE else licence_id,
         licence_title=None
         if (licence_id or "") in _NO_LICENCE
         else _text(found.get("license_title")),
-        metadata_modified=_text(found.get("metadata_modified")),
-        resources=tuple(_resource(r, found["name"], portal) for r in resources),
+        metadata_modified=_text(found.get("metadata_modified"), 40),
+        resources=tuple(_resource(r, name, portal) for r in resources[:_MAX_RESOURCES]),
     )
 
 
 def _resource(found: Any, dataset: str, portal: _Portal) -> ListedResource:
-    if not isinstance(found, dict) or not isinstance(found.get("id"), str):
-        raise portal.changed(portal.last_url, f"a resource of {dataset!r} without an id")
+    ident = _text(found.get("id")) if isinstance(found, dict) else None
+    if not isinstance(found, dict) or ident is None or len(ident) > _MAX_NAME:
+        raise portal.changed(
+            portal.last_url, f"a resource of {dataset!r} without an id of at most 200 characters"
+        )
     size = found.get("size")
-    if isinstance(size, str) and size.isdigit():
+    if isinstance(size, str) and size.isdigit() and len(size) < 19:
         size = int(size)
     return ListedResource(
-        id=found["id"],
-        name=_text(found.get("name")),
-        format=_text(found.get("format")),
-        url=_text(found.get("url")),
+        id=ident,
+        name=_text(found.get("name"), _MAX_TITLE),
+        format=_text(found.get("format"), 40),
+        url=_text(found.get("url"), 2_000),
         size=size if isinstance(size, int) and not isinstance(size, bool) else None,
     )
 
 
-def _text(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+def _text(value: Any, limit: int | None = None) -> str | None:
+    """Stripped text, clipped to ``limit`` characters (with "..."), or None when empty."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if limit is not None and len(text) > limit:
+        return text[: limit - 3].rstrip() + "..."
+    return text
 
 
 def _media_type_of(form: str | None) -> str:

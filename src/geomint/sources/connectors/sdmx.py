@@ -11,9 +11,16 @@ Formats: SDMX-ML 2.1 generic data (Eurostat, ILO) and SDMX-JSON 1.0 (OECD), aske
 by ``Accept`` header. Structure-specific SDMX-ML needs the data structure to be read,
 a second request this connector does not make, so it is refused with a message saying so.
 
-A body with a document type declaration is refused before parsing: SDMX never needs
-one, and an XML parser given ``<!ENTITY`` can be made to expand a few bytes into
-gigabytes. The policy's ``max_bytes`` caps what is read at all.
+A body is parsed in a confined child process
+(:mod:`~geomint.sources.connectors._confined_sdmx`), never in the application: ``sdmx1``
+builds an object per observation, and 19 MB of SDMX-ML once took 27 s and 760 MB. The
+child's rows are checked for shape here. Where no confined child can start, the fetch is
+``unavailable``. At most 8 MB is fetched (less if the caller's ``max_bytes`` says so).
+
+Before that, a body is refused that could hide markup from these checks: one that is not
+UTF-8 (or declares another encoding, such as UTF-7, or holds NUL characters, as UTF-16
+text does), and one with a document type declaration: SDMX never needs one, and an XML
+parser given ``<!ENTITY`` can be made to expand a few bytes into gigabytes.
 
 Eurostat names countries by ISO 3166-1 alpha-2, except Greece (``EL``) and the United
 Kingdom (``UK``): those are asked as ``EL``/``UK`` and read back as ``GR``/``GB``, and
@@ -22,26 +29,32 @@ the table's notes say so.
 
 from __future__ import annotations
 
-import math
 import re
 import string
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from io import BytesIO
 from typing import Any, Final, Literal
 from urllib.parse import quote
-
-import pandas as pd
 
 from geomint.errors import UsageError
 from geomint.http import Fetched, FetchError, ParamValue, RequestPolicy, request
 from geomint.sources.connectors._common import (
+    capped,
     config_text,
     fetch_error,
     head_of,
     now,
     option_values,
     trusting,
+    unit_text,
+)
+from geomint.sources.connectors._confined_sdmx import (
+    MAX_BODY,
+    Parsed,
+    Reader,
+    decode,
+    read_in_child,
 )
 from geomint.sources.connectors.base import (
     PeriodFilter,
@@ -62,6 +75,11 @@ _ACCEPT: Final[Mapping[Format, str]] = {
     "json": "application/vnd.sdmx.data+json;version=1.0.0",
 }
 _HOSTILE: Final = ("<!doctype", "<!entity")
+# The encodings a body may declare: the one it is checked in, and its subset.
+_ENCODINGS: Final = frozenset({"utf-8", "utf8", "us-ascii", "ascii"})
+_DECLARED: Final = re.compile(r"""\bencoding\s{0,20}=\s{0,20}["']([^"']{0,40})["']""")
+# A parse gets at least this long, however much of timeout_s the request used.
+_MIN_PARSE_S: Final = 2.0
 _CODE: Final[Mapping[str, re.Pattern[str]]] = {
     "iso2": re.compile(r"[A-Z]{2}"),
     "iso3": re.compile(r"[A-Z]{3}"),
@@ -137,6 +155,16 @@ class SdmxConnector:
             "age": "an age-class code the dataflow publishes",
         }
 
+    def __init__(self, *, reader: Reader | None = None) -> None:
+        """Read SDMX answers with ``reader``: by default in a confined child process.
+
+        Args:
+            reader: Parses a body and returns the child's raw answer; a test passes one
+                that runs the child's parse in process (never do so outside tests: an
+                answer's cost is unbounded there).
+        """
+        self._reader: Reader = reader or read_in_child
+
     def fetch(self, request: Request) -> Table:
         """Read the dataflow for the countries, periods and dimension codes asked.
 
@@ -157,10 +185,11 @@ class SdmxConnector:
             f"{settings.base_url}/data/{quote(settings.dataflow, safe=',@')}/{quote(key, safe='+')}"
         )
         params = _period_params(request.period)
+        deadline = time.monotonic() + request.policy.timeout_s
         fetched = _get(url, params, settings, agency, request.policy, key)
-        frame = _parse(fetched, agency)
+        parsed = self._parse(fetched, agency, deadline)
         latest = request.period is not None and request.period.latest
-        rows, left_out = _rows(frame, settings, agency, fetched.url, latest=latest)
+        rows, left_out = _rows(parsed, settings, agency, fetched.url, latest=latest)
 
         notes: list[str] = []
         if renamed:
@@ -184,9 +213,30 @@ class SdmxConnector:
             code_system=agency.codes,
             retrieved_at=now(),
             url=fetched.url,
-            unit=settings.unit or source.profile.unit,
+            unit=unit_text(settings.unit) or unit_text(source.profile.unit),
             notes=tuple(notes),
         )
+
+    def _parse(self, fetched: Fetched, agency: _Agency, deadline: float) -> Parsed | None:
+        """Refuse a hostile or unreadable body, then parse it in a confined child."""
+        what = f"{agency.publisher}'s SDMX service"
+        _refuse_hostile(fetched, what)
+        timeout_s = max(_MIN_PARSE_S, deadline - time.monotonic())
+        try:
+            parsed = decode(self._reader(fetched.body, timeout_s, what), what)
+        except SourceFetchError as error:
+            error.url = error.url or fetched.url
+            if error.code == "malformed":
+                error.args = (f"{error}; {head_of(fetched.body)}",)
+            raise
+        if parsed.deferred:
+            raise SourceFetchError(
+                "unavailable",
+                f"{agency.publisher} will only prepare this extract for later download; "
+                "ask for fewer countries or years",
+                url=fetched.url,
+            )
+        return parsed if parsed.rows else None
 
 
 # --- what is asked ------------------------------------------------------------------------
@@ -305,7 +355,7 @@ def _get(
             url,
             params=params,
             headers={"Accept": _ACCEPT[settings.format]},
-            policy=trusting(policy, settings.base_url),
+            policy=capped(trusting(policy, settings.base_url), MAX_BODY),
         )
     except FetchError as error:
         if error.code == "status" and error.status == 404:
@@ -340,13 +390,31 @@ def _plain(detail: str | None) -> str | None:
 # --- what comes back ----------------------------------------------------------------------
 
 
-def _parse(fetched: Fetched, agency: _Agency) -> pd.DataFrame | None:
-    """Refuse a hostile or unreadable body, then parse it with sdmx1 into a frame."""
-    what = f"{agency.publisher}'s SDMX service"
+def _refuse_hostile(fetched: Fetched, what: str) -> None:
+    """Refuse a body that could hide markup from the checks, or that carries a DTD."""
     try:
         text = fetched.body.decode("utf-8-sig")
     except UnicodeDecodeError:
         raise _malformed(fetched, what, "it is not UTF-8 text") from None
+    if "\x00" in text:
+        raise _malformed(
+            fetched,
+            what,
+            "it holds NUL characters (UTF-16 or UTF-32 text read as UTF-8, which would "
+            "hide its markup from geomint's checks), so it was refused before parsing",
+        )
+    if text.startswith("<?xml"):
+        end = text.find("?>", 0, 300)
+        declared = _DECLARED.search(text, 0, end) if end > 0 else None
+        if end < 0 or (declared is not None and declared[1].lower() not in _ENCODINGS):
+            said = repr(declared[1]) if declared is not None else "none geomint can read"
+            raise _malformed(
+                fetched,
+                what,
+                f"its XML declaration names the encoding {said}; geomint reads SDMX in "
+                "UTF-8 only (another encoding, such as UTF-7, could hide markup from its "
+                "checks), so it was refused before parsing",
+            )
     lowered = text.lower()
     if any(marker in lowered for marker in _HOSTILE):
         raise _malformed(
@@ -363,85 +431,59 @@ def _parse(fetched: Fetched, agency: _Agency) -> pd.DataFrame | None:
             "it is structure-specific SDMX-ML, which cannot be read without the data "
             "structure; the source's config must ask for format 'generic' or 'json'",
         )
-    import sdmx  # noqa: PLC0415 - takes most of a second; only a fetch needs it
-    from sdmx.message import DataMessage  # noqa: PLC0415
-
-    try:
-        message = sdmx.read_sdmx(BytesIO(fetched.body))
-    except Exception as exc:  # sdmx1 raises many kinds (AssertionError, KeyError...)
-        problem = f"{type(exc).__name__}: {str(exc)[:200]}"
-        raise _malformed(fetched, what, f"it does not parse as SDMX ({problem})") from None
-    if not isinstance(message, DataMessage):
-        raise _malformed(fetched, what, f"it is an SDMX {type(message).__name__}, not data")
-    footer = [str(text) for text in getattr(message.footer, "text", None) or ()]
-    if not message.data:
-        if any("http" in line for line in footer):
-            raise SourceFetchError(
-                "unavailable",
-                f"{agency.publisher} will only prepare this extract for later download; "
-                "ask for fewer countries or years",
-                url=fetched.url,
-            )
-        return None
-    converted = sdmx.to_pandas(message.data[0], attributes="o")
-    # a data set without observation attributes comes back as a Series of the values
-    if isinstance(converted, pd.Series):
-        return converted.to_frame("value")
-    return converted
 
 
 def _rows(
-    frame: pd.DataFrame | None, settings: _Settings, agency: _Agency, url: str, *, latest: bool
+    parsed: Parsed | None, settings: _Settings, agency: _Agency, url: str, *, latest: bool
 ) -> tuple[list[Row], set[str]]:
     """Rows in ISO codes (with ``latest``, each series' newest period with a value), and
     the codes left out because they name no country."""
-    if frame is None or len(frame) == 0:
+    if parsed is None:
         return [], set()
-    names = [str(name) for name in frame.index.names]
+    names = list(parsed.dims)
     missing = [dim for dim in (settings.geo, settings.time) if dim not in names]
-    if missing or "value" not in frame.columns:
+    if missing:
         raise SourceFetchError(
             "changed",
             f"{agency.publisher} answered {settings.dataflow} without the "
-            f"{' and '.join(missing) or 'value'} this source reads (it has "
+            f"{' and '.join(missing)} this source reads (it has "
             f"{', '.join(names)}); the dataflow's structure may have changed, so no table "
             "was made. Report it, and use another source meanwhile",
             url=url,
         )
     read_as = {theirs: iso for iso, theirs in agency.asked_as.items()}
     shape = _CODE[agency.codes]
+    width = len(names)
     rows: list[Row] = []
     series: list[tuple[str, ...]] = []
     left_out: set[str] = set()
-    for index, record in zip(frame.index, frame.to_dict("records"), strict=True):
-        dims = dict(zip(names, index if isinstance(index, tuple) else (index,), strict=True))
-        theirs = str(dims.pop(settings.geo))
+    for record in parsed.rows:
+        dims = dict(zip(names, record[:width], strict=True))
+        theirs = dims.pop(settings.geo)
         code = read_as.get(theirs, theirs)
         if not shape.fullmatch(code):
             left_out.add(theirs)
             continue
-        period = str(dims.pop(settings.time))
-        extra: dict[str, Any] = {name: str(value) for name, value in dims.items()}
+        period = dims.pop(settings.time)
+        extra: dict[str, Any] = dict(dims)
         series.append((code, *extra.values()))
         extra.update(
             {
-                str(name): str(value)
-                for name, value in record.items()
-                if name != "value" and isinstance(value, str) and value
+                name: value
+                for name, value in zip(parsed.attributes, record[width + 1 :], strict=True)
+                if value
             }
         )
-        value = _number(record["value"])
+        value = _number(record[width])
         rows.append(Row(unit_code=code, unit_name=None, period=period, value=value, extra=extra))
     return (_latest(rows, series) if latest else rows), left_out
 
 
-def _number(value: Any) -> float | int | None:
+def _number(value: float | None) -> float | int | None:
+    """The checked value, as an int when it is a whole number a float carries exactly."""
     if value is None:
         return None
-    number = float(value)
-    if math.isnan(number):
-        return None
-    return int(number) if number.is_integer() and abs(number) < 2**53 else number
+    return int(value) if float(value).is_integer() and abs(value) < 2**53 else value
 
 
 def _latest(rows: Sequence[Row], series: Sequence[tuple[str, ...]]) -> list[Row]:

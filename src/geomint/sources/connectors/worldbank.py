@@ -15,20 +15,26 @@ parameter value (the countries asked) it does not take.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import math
 import re
+import time
 from collections.abc import Mapping, Sequence
 from datetime import date
 from typing import Any, Final
 from urllib.parse import quote
 
-from geomint.http import Fetched, ParamValue
+from geomint.http import Fetched, ParamValue, RequestPolicy
 from geomint.sources.connectors._common import (
+    capped,
     config_text,
     get,
     head_of,
     now,
+    short_text,
     trusting,
+    unit_text,
 )
 from geomint.sources.connectors.base import (
     PeriodFilter,
@@ -46,10 +52,18 @@ _WHAT: Final = "the World Bank Indicators API"
 _PER_PAGE: Final = 1000
 _MAX_PAGES: Final = 50
 _ROW_FIELDS: Final = ("countryiso3code", "country", "date", "value")
-_XML_MESSAGE: Final = re.compile(
-    r'<(?:wb:)?message\b[^>]*\bid="(?P<id>[^"]*)"[^>]*?(?:\bkey="(?P<key>[^"]*)")?[^>]*>'
-    r"(?P<value>[^<]*)<"
-)
+# What one fetch may hold, whatever the service says of its pages: a page is parsed in
+# this process, so each is capped, and so are the pages' bytes and rows together.
+_MAX_PAGE_BYTES: Final = 8_000_000
+_MAX_TOTAL_BYTES: Final = 20_000_000
+_MAX_ROWS: Final = 100_000
+# The error message is near the start of an XML answer: only this much is searched, and
+# by patterns whose every repetition is bounded, so a crafted body costs linear time
+# (an unbounded pattern here once held the interpreter for 16 s on 7 kB).
+_XML_HEAD: Final = 4_096
+_XML_MESSAGE: Final = re.compile(r"<(?:wb:)?message\b([^<>]{0,500})>([^<]{0,500})<")
+_XML_ID: Final = re.compile(r'\bid="([^"<>]{0,100})"')
+_XML_KEY: Final = re.compile(r'\bkey="([^"<>]{0,100})"')
 
 
 class WorldBankConnector:
@@ -95,19 +109,38 @@ class WorldBankConnector:
             "per_page": per_page if isinstance(per_page, int) else _PER_PAGE,
         }
         params.update(_period_params(request.period))
-        policy = trusting(request.policy, base)
+        policy = capped(trusting(request.policy, base), _MAX_PAGE_BYTES)
+        # One deadline for every page: a service that pages slowly cannot stretch a fetch
+        # to the policy's timeout_s times the number of pages.
+        deadline = time.monotonic() + policy.timeout_s
 
         rows: list[Row] = []
         notes: list[str] = []
         aggregates = 0
+        received = 0
         unit: str | None = None
         first_url: str | None = None
         header: Mapping[str, Any] = {}
         page = 1
         while True:
-            fetched = get(url, params={**params, "page": page}, policy=policy, what=_WHAT)
+            try:
+                fetched = get(
+                    url,
+                    params={**params, "page": page},
+                    policy=_remaining(policy, deadline, page),
+                    what=_WHAT,
+                )
+            except SourceFetchError as error:
+                if error.code == "timeout" and page > 1:
+                    raise _timed_out(policy, page) from None
+                raise
             first_url = first_url or fetched.url
+            received += len(fetched.body)
+            if received > _MAX_TOTAL_BYTES:
+                raise _too_much(f"more than {_MAX_TOTAL_BYTES:,} bytes over {page} pages")
             header, records = _page(fetched, indicator, codes)
+            if len(rows) + aggregates + len(records) > _MAX_ROWS:
+                raise _too_much(f"more than {_MAX_ROWS:,} rows")
             for record in records:
                 unit = unit or _unit_of(record)
                 row = _row(record, fetched.url)
@@ -141,8 +174,8 @@ class WorldBankConnector:
             code_system="iso3",
             retrieved_at=now(),
             url=first_url,
-            unit=unit or source.profile.unit,
-            last_updated=_text_or_none(header.get("lastupdated")),
+            unit=unit or unit_text(source.profile.unit),
+            last_updated=short_text(header.get("lastupdated"), 40),
             notes=tuple(notes),
         )
 
@@ -166,6 +199,30 @@ def _country_codes(units: Sequence[Unit]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(codes))
 
 
+def _remaining(policy: RequestPolicy, deadline: float, page: int) -> RequestPolicy:
+    """The policy for one page: what is left of the fetch's deadline."""
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _timed_out(policy, page)
+    return dataclasses.replace(policy, timeout_s=left)
+
+
+def _timed_out(policy: RequestPolicy, page: int) -> SourceFetchError:
+    return SourceFetchError(
+        "timeout",
+        f"{_WHAT} did not send all its pages within timeout_s={policy.timeout_s:g} s "
+        f"(it was on page {page}); ask for fewer countries or years, or try again later",
+    )
+
+
+def _too_much(what: str) -> SourceFetchError:
+    return SourceFetchError(
+        "unavailable",
+        f"{_WHAT} sent {what} for one fetch, more than geomint reads at once; narrow it by "
+        "unit (fewer countries) or period (fewer years, or latest)",
+    )
+
+
 def _period_params(period: PeriodFilter | None) -> dict[str, ParamValue]:
     """``date=2000:2010`` for years, ``mrv=1`` for only the latest value."""
     if period is None:
@@ -186,14 +243,18 @@ def _page(
     """The header and rows of one page, or the service's error told as a fetch error."""
     text = fetched.body.decode("utf-8-sig", "replace").lstrip()
     if text.startswith("<"):
-        said = _XML_MESSAGE.search(text)
-        if said is None:
+        said = _XML_MESSAGE.search(text, 0, _XML_HEAD)
+        ident = _XML_ID.search(said[1]) if said is not None else None
+        if said is None or ident is None:
             raise _malformed(fetched, "it is XML but not the World Bank's error message")
-        raise _refusal(said["id"], said["key"] or "", said["value"].strip(), indicator, codes)
+        key = _XML_KEY.search(said[1])
+        raise _refusal(ident[1], key[1] if key else "", said[2].strip(), indicator, codes)
     try:
-        answer = json.loads(text)
+        answer = json.loads(text, parse_constant=_no_constant)
     except ValueError:
         raise _malformed(fetched, "it is not JSON") from None
+    except RecursionError:
+        raise _malformed(fetched, "it nests deeper than geomint reads") from None
     if (
         isinstance(answer, list)
         and len(answer) == 1
@@ -204,9 +265,9 @@ def _page(
     ):
         message = answer[0]["message"][0]
         raise _refusal(
-            str(message.get("id", "")),
-            str(message.get("key", "")),
-            str(message.get("value", "")),
+            short_text(message.get("id"), 100) or "",
+            short_text(message.get("key"), 100) or "",
+            short_text(message.get("value"), 500) or "",
             indicator,
             codes,
         )
@@ -236,26 +297,59 @@ def _row(record: Mapping[str, Any], url: str) -> Row | None:
     code = record["countryiso3code"]
     if not isinstance(code, str) or not code.strip():
         return None
+    code = short_text(code, 10)
+    period = record["date"]
+    period = short_text(str(period) if isinstance(period, int) else period, 20)
+    if code is None or period is None:
+        raise SourceFetchError(
+            "changed",
+            f"{_WHAT} answered a row whose country code or date is not a short text (it "
+            f"starts {str(record['countryiso3code'])[:20]!r}, {str(record['date'])[:20]!r}); "
+            "the API may have changed, so no table was made",
+            url=url,
+        )
     value = record["value"]
     if isinstance(value, bool) or not (value is None or isinstance(value, int | float)):
         raise SourceFetchError(
             "changed",
-            f"{_WHAT} gave {code} {record['date']} the value {value!r}, not a number or null; "
-            "the API may have changed, so no table was made",
+            f"{_WHAT} gave {code} {period} the value {str(value)[:40]!r}, not a number or "
+            "null; the API may have changed, so no table was made",
             url=url,
         )
-    extra = {
-        name: record[name]
-        for name in ("obs_status", "decimal")
-        if record.get(name) not in (None, "")
-    }
+    if value is not None and not _finite(value):
+        raise SourceFetchError(
+            "malformed",
+            f"{_WHAT} gave {code} {period} a value too large to be a number "
+            f"({str(value)[:40]}...); no table was made. Try again later",
+            url=url,
+        )
+    extra: dict[str, str | int] = {}
+    for name in ("obs_status", "decimal"):
+        kept = record.get(name)
+        if isinstance(kept, int) and not isinstance(kept, bool) and abs(kept) < 2**53:
+            extra[name] = kept
+        elif (text := short_text(kept, 40)) is not None:
+            extra[name] = text
     return Row(
-        unit_code=code.strip(),
-        unit_name=_text_or_none(country.get("value")),
-        period=str(record["date"]),
+        unit_code=code,
+        unit_name=short_text(country.get("value"), 200),
+        period=period,
         value=value,
         extra=extra,
     )
+
+
+def _finite(value: int | float) -> bool:
+    """Whether a number is one a table can hold: finite, and an int a float can carry."""
+    try:
+        return math.isfinite(float(value))
+    except OverflowError:  # an int of hundreds of digits
+        return False
+
+
+def _no_constant(name: str) -> None:
+    """Refuse ``NaN`` and ``Infinity``, which are not JSON (Python's parser takes them)."""
+    raise ValueError(f"{name} is not JSON")
 
 
 def _count(header: Mapping[str, Any], name: str, url: str) -> int:
@@ -284,12 +378,7 @@ def _latest(rows: Sequence[Row]) -> list[Row]:
 
 
 def _unit_of(record: Mapping[str, Any]) -> str | None:
-    unit = record.get("unit")
-    return unit.strip() if isinstance(unit, str) and unit.strip() else None
-
-
-def _text_or_none(value: Any) -> str | None:
-    return value.strip() if isinstance(value, str) and value.strip() else None
+    return unit_text(record.get("unit"))
 
 
 def _malformed(fetched: Fetched, why: str) -> SourceFetchError:

@@ -26,15 +26,21 @@ from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from geomint.geo.raster import Raster
+
 __all__ = [
     "ENTRY_MARKER",
     "Entry",
+    "Raster",
     "EntryFiles",
     "LazyFeatureCollection",
     "open_entry",
     "replace_entries",
     "resolve_entries",
+    "is_raster_table",
+    "raster_to_table",
     "table_collection",
+    "table_raster",
 ]
 
 _META_KEY: Final = b"geomint"
@@ -59,7 +65,8 @@ class Entry:
     Args:
         id: The entry id (``places-1``).
         version: The entry's version; a new version is a new layer to the sandbox.
-        data: A GeoJSON FeatureCollection (dict) or a GeoDataFrame.
+        data: A GeoJSON FeatureCollection (dict), a GeoDataFrame or a
+            :class:`~geomint.geo.raster.Raster`.
     """
 
     id: str
@@ -78,8 +85,8 @@ class Entry:
 
     @property
     def feature_count(self) -> int:
-        """Number of features in the layer."""
-        return int(self.table.num_rows)
+        """Number of features in the layer (0 for a raster)."""
+        return 0 if is_raster_table(self.table) else int(self.table.num_rows)
 
     def preview(self, rows: int = 3) -> dict[str, Any]:
         """The first few features as GeoJSON (for error hints that name properties)."""
@@ -91,6 +98,8 @@ def _to_table(data: Any) -> Any:
 
     if type(data).__name__ == "GeoDataFrame":
         return _frame_to_table(data)
+    if isinstance(data, Raster):
+        return raster_to_table(data)
     if not (isinstance(data, Mapping) and data.get("type") == "FeatureCollection"):
         raise TypeError(
             "Entry data must be a GeoJSON FeatureCollection or a GeoDataFrame, "
@@ -135,6 +144,56 @@ def _to_table(data: Any) -> Any:
                    "properties": list(names)}  # fmt: skip
     table = pa.table(columns)
     return table.replace_schema_metadata({_META_KEY: json.dumps(schema_meta)})
+
+
+def raster_to_table(raster: Raster) -> Any:
+    """A raster as one Arrow column of its cells (row-major), its grid in the metadata.
+
+    The column is the array's own memory where it is contiguous: nothing is copied until
+    the file is written, and the child maps the file back into an array without a copy.
+    """
+    import numpy as np  # noqa: PLC0415
+    import pyarrow as pa  # noqa: PLC0415
+
+    cells = np.ascontiguousarray(raster.array).reshape(-1)
+    info = {
+        "kind": "raster",
+        "shape": list(raster.array.shape),
+        "dtype": raster.array.dtype.name,
+        "transform": list(raster.transform),
+        "crs": raster.crs,
+        "nodata": _nodata_text(raster.nodata),
+        "label": raster.label,
+    }
+    table = pa.table({"__raster": pa.array(cells)})
+    return table.replace_schema_metadata({_META_KEY: json.dumps(info)})
+
+
+def _nodata_text(nodata: float | None) -> float | str | None:
+    # JSON has no NaN: the metadata says it as text, as GDAL does.
+    return nodata if nodata is None or nodata == nodata else "nan"
+
+
+def table_raster(table: Any) -> Raster:
+    """The raster an Arrow table holds (see :func:`raster_to_table`), without a copy."""
+    info = json.loads(table.schema.metadata[_META_KEY])
+    column = table.column("__raster")
+    cells = column.chunk(0).to_numpy(zero_copy_only=True) if column.num_chunks == 1 else (
+        column.to_numpy()
+    )  # fmt: skip
+    nodata = info["nodata"]
+    return Raster(
+        cells.reshape(info["shape"]),
+        tuple(info["transform"]),
+        info["crs"],
+        float("nan") if nodata == "nan" else nodata,
+        label=info.get("label", ""),
+    )
+
+
+def is_raster_table(table: Any) -> bool:
+    """Whether an entry table holds a raster."""
+    return bool(json.loads(table.schema.metadata[_META_KEY]).get("kind") == "raster")
 
 
 def _scalar_array(pa: Any, values: list[Any]) -> Any:
@@ -265,17 +324,19 @@ def resolve_entries(inputs: dict[str, Any], load: Callable[[int], Any]) -> dict[
     return inputs
 
 
-def open_entry(fd: int) -> LazyFeatureCollection:
-    """Map an entry file (zero copy) and wrap it as a lazy FeatureCollection."""
+def open_entry(fd: int) -> LazyFeatureCollection | Raster:
+    """Map an entry file (zero copy): a lazy FeatureCollection, or a read-only raster."""
     import pyarrow as pa  # noqa: PLC0415
 
     mapped = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
     table = pa.ipc.open_file(pa.py_buffer(mapped)).read_all()
-    return LazyFeatureCollection(table)
+    return table_collection(table)
 
 
-def table_collection(table: Any) -> LazyFeatureCollection:
-    """Wrap an in-memory table (the in-process mode) as a lazy FeatureCollection."""
+def table_collection(table: Any) -> LazyFeatureCollection | Raster:
+    """Wrap an entry's table as the code sees it: a lazy FeatureCollection or a raster."""
+    if is_raster_table(table):
+        return table_raster(table)
     return LazyFeatureCollection(table)
 
 

@@ -18,7 +18,7 @@ from typing import Any, Final
 
 from geomint.confine import _wire
 from geomint.sandbox import _entries, _guards, _runtime
-from geomint.sandbox._entries import LazyFeatureCollection, open_entry, resolve_entries
+from geomint.sandbox._entries import LazyFeatureCollection, Raster, open_entry, resolve_entries
 from geomint.sandbox.results import encode_json
 
 __all__ = ["prepare", "serve"]
@@ -49,7 +49,7 @@ def prepare(settings: dict[str, Any]) -> dict[str, Any]:
 def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any]) -> None:
     """Read requests until the call arrives (building ahead before it), run it, reply."""
     _entries.freeze_built = True
-    opened: dict[tuple[str, int], LazyFeatureCollection] = {}
+    opened: dict[tuple[str, int], LazyFeatureCollection | Raster] = {}
     while True:
         fds = _wire.receive_descriptors(sock)
         gc.disable()  # decoding a large request builds many objects; nothing to collect yet
@@ -81,8 +81,9 @@ def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any
                  "returned_none": False, "map_ops": [], "error": {"type": "GateRefused",
                  "message": message[:2000], "line": line, "code_line": None,
                  "phase": "run"}}  # fmt: skip
-    reply["used_features"] = [i for i, c in enumerate(collections) if c.used_features]
-    reply["used_frames"] = [i for i, c in enumerate(collections) if c.used_frame]
+    # A raster is mapped as it is: nothing of it to build ahead for the next call.
+    reply["used_features"] = [i for i, c in enumerate(collections) if _used(c, "used_features")]
+    reply["used_frames"] = [i for i, c in enumerate(collections) if _used(c, "used_frame")]
     try:
         payload = encode_json(reply)
     except (TypeError, ValueError) as exc:  # the body tampered with what it returned
@@ -94,8 +95,12 @@ def serve(sock: socket.socket, libraries: dict[str, Any], _report: dict[str, Any
     sock.shutdown(socket.SHUT_WR)
 
 
+def _used(opened: LazyFeatureCollection | Raster, what: str) -> bool:
+    return isinstance(opened, LazyFeatureCollection) and bool(getattr(opened, what))
+
+
 def _build_ahead(
-    sock: socket.socket, collections: list[LazyFeatureCollection], request: dict[str, Any]
+    sock: socket.socket, collections: list[LazyFeatureCollection | Raster], request: dict[str, Any]
 ) -> None:
     """Build what the last call read while no request waits; stop as soon as one does."""
 
@@ -105,7 +110,10 @@ def _build_ahead(
     for index in request.get("frames", []):
         if waiting():
             return
-        collections[index].prepare_frame()
+        opened = collections[index]
+        if isinstance(opened, LazyFeatureCollection):
+            opened.prepare_frame()
     for index in request.get("features", []):
-        if not collections[index].build(stop=waiting):
+        opened = collections[index]
+        if isinstance(opened, LazyFeatureCollection) and not opened.build(stop=waiting):
             return

@@ -23,6 +23,7 @@ from typing import Final, Literal, Protocol
 from pydantic import JsonValue
 
 from geomint.errors import ModelFacingError
+from geomint.geo.raster import Raster
 from geomint.http import RequestPolicy
 from geomint.sources.model import Source
 
@@ -33,6 +34,7 @@ __all__ = [
     "Connector",
     "Download",
     "FetchErrorKind",
+    "Grid",
     "ListedDataset",
     "ListedResource",
     "Listing",
@@ -247,6 +249,37 @@ class Download:
     publisher: str | None = None
 
 
+@dataclass(frozen=True, kw_only=True)
+class Grid:
+    """A raster a connector read: a window of a Cloud-Optimised GeoTIFF, or a grid
+    derived from bundled data. Its values were decoded in a confined child (a remote
+    file) or computed here from data we ship; never parsed in this process.
+
+    Attributes:
+        raster: The values with their grid.
+        url: Where it was read from (secrets removed), or the bundled recipe's name.
+        retrieved_at: When.
+        licence: The licence its publisher gives, or None when it states none.
+        title: What it is, for the entry's label.
+        publisher: Who published it (for a derived grid: geomint, and from what).
+        period: The period it refers to (``"2024-07-01"``), or ``"not stated"``.
+        unit: The unit of a cell's value (``"people"``), when known.
+        recipe: How a derived grid was computed, in words; None for a publisher's own.
+        notes: What the read narrowed (a window, a band, a coarser overview), in words.
+    """
+
+    raster: Raster
+    url: str
+    retrieved_at: datetime
+    licence: str | None
+    title: str
+    publisher: str | None = None
+    period: str = "not stated"
+    unit: str | None = None
+    recipe: str | None = None
+    notes: tuple[str, ...] = ()
+
+
 class Connector(Protocol):
     """Reads one kind of source. Registered by name; a source names its connector."""
 
@@ -267,7 +300,7 @@ class Connector(Protocol):
         takes in words; a source's ``filters`` are drawn from these."""
         ...
 
-    def fetch(self, request: Request) -> Table | Download | Listing:
+    def fetch(self, request: Request) -> Table | Download | Listing | Grid:
         """Read what ``request`` asks for.
 
         Raises:

@@ -5,7 +5,16 @@ Every submodule is imported here, eagerly: the sandbox worker imports ``geomint.
 before forking children that cannot read the source directory afterwards.
 """
 
-from geomint.geo import clustering, construction, convert, errors, indexing, measurement, routes
+from geomint.geo import (
+    clustering,
+    construction,
+    convert,
+    errors,
+    indexing,
+    measurement,
+    raster,
+    routes,
+)
 from geomint.geo.clustering import Cluster, Clustering, cluster
 from geomint.geo.construction import buffer_m, difference, intersection, make_valid, union
 from geomint.geo.convert import feature_collection, to_feature, to_shapely
@@ -81,6 +90,7 @@ __all__ = [
     "points_within",
     "progress_between",
     "route_progress_at_point",
+    "raster",
     "routes",
     "section_bbox",
     "to_feature",

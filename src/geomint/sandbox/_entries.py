@@ -88,8 +88,11 @@ class Entry:
         """Number of features in the layer (0 for a raster)."""
         return 0 if is_raster_table(self.table) else int(self.table.num_rows)
 
-    def preview(self, rows: int = 3) -> dict[str, Any]:
-        """The first few features as GeoJSON (for error hints that name properties)."""
+    def preview(self, rows: int = 3) -> dict[str, Any] | Raster:
+        """The first few features as GeoJSON (for error hints that name properties); a
+        raster as itself (its cells are not copied)."""
+        if is_raster_table(self.table):
+            return table_raster(self.table)
         return dict(LazyFeatureCollection(self.table.slice(0, rows)).items())
 
 

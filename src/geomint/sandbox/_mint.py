@@ -8,18 +8,23 @@ turns them into provenance-carrying values.
 
 from __future__ import annotations
 
+import base64
 import numbers
 import re
 import sys
+import zlib
 from decimal import Decimal
 from typing import Any
 
+from geomint.geo.raster import Raster
 from geomint.sandbox.results import JsonValue, to_json_safe
 
-__all__ = ["MAX_FIGURES", "MAX_LAYERS", "Mint"]
+__all__ = ["MAX_FIGURES", "MAX_LAYERS", "MAX_LAYER_CELLS", "Mint"]
 
 MAX_FIGURES = 200
 MAX_LAYERS = 20
+#: The most cells a raster layer minted by code may hold (64 MB of float32).
+MAX_LAYER_CELLS = 16_000_000
 _MAX_LABEL = 200
 _GEOMETRY_TYPES = frozenset(
     {"Point", "MultiPoint", "LineString", "MultiLineString", "Polygon", "MultiPolygon",
@@ -83,7 +88,8 @@ class Mint:
         return x
 
     def layer(self, data: Any, label: str) -> Any:
-        """Register ``data`` (GeoJSON, shapely geometry or GeoDataFrame) as a map layer.
+        """Register ``data`` (GeoJSON, shapely geometry, GeoDataFrame or a Raster) as a
+        map layer.
 
         Returns:
             ``data`` unchanged, so the call can wrap the value being returned.
@@ -93,13 +99,12 @@ class Mint:
                 f"mint.layer was called more than {MAX_LAYERS} times; combine "
                 "features into fewer layers"
             )
-        self.layers.append(
-            {
-                "label": _label(label, "mint.layer"),
-                "data": _as_feature_collection(data),
-                "line": _caller_line(),
-            }
+        kept = (
+            {"raster": _raster_record(data)}
+            if isinstance(data, Raster)
+            else {"data": _as_feature_collection(data)}
         )
+        self.layers.append({"label": _label(label, "mint.layer"), **kept, "line": _caller_line()})
         return data
 
 
@@ -163,6 +168,27 @@ def _sources(sources: object) -> list[JsonValue] | None:
     if not isinstance(sources, list | tuple) or not all(isinstance(s, str) for s in sources):
         raise TypeError("mint.value sources must be a list of entry ids, e.g. ['places-1']")
     return list(sources[:50])
+
+
+def _raster_record(raster: Raster) -> JsonValue:
+    """A raster as plain data: its grid, and its cells compressed and in base64."""
+    if raster.array.size > MAX_LAYER_CELLS:
+        rows, cols = raster.shape
+        raise ValueError(
+            f"mint.layer takes rasters of up to {MAX_LAYER_CELLS:,} cells; this one has "
+            f"{raster.array.size:,} ({rows:,} x {cols:,}); put it on a coarser grid first "
+            "with load(raster, like=coarser, method='average')"
+        )
+    cells = zlib.compress(raster.array.tobytes(order="C"), 1)
+    nodata = raster.nodata
+    return {
+        "shape": list(raster.array.shape),
+        "dtype": raster.array.dtype.name,
+        "transform": list(raster.transform),
+        "crs": raster.crs,
+        "nodata": "nan" if nodata is not None and nodata != nodata else nodata,
+        "cells": base64.b64encode(cells).decode("ascii"),
+    }
 
 
 def _as_feature_collection(data: Any) -> JsonValue:

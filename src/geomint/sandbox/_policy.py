@@ -26,6 +26,7 @@ __all__ = [
     "LIMITS",
     "MODULE_HINTS",
     "PREIMPORTED_MODULES",
+    "RASTER_NAMES",
     "REBINDING_LOOKUPS",
     "TEXT_CODEC_ATTRIBUTES",
     "TEXT_CODEC_MODULES",
@@ -43,6 +44,9 @@ INJECTED_LIBRARIES: Final = MappingProxyType(
         "geo": "geomint.geo",
     }
 )
+
+#: The raster operations every body has by name (see :mod:`geomint.sandbox._rasters`).
+RASTER_NAMES: Final = ("Raster", "load", "zonal_stats", "cell_area")
 
 #: Top-level modules (and all their submodules) that ``import`` may name.
 ALLOWED_MODULES: Final = frozenset(
@@ -75,6 +79,8 @@ PREIMPORTED_MODULES: Final = (
     "pyproj.transformer", "pyproj.geod", "pyproj.crs", "numpy.random", "numpy.linalg",
     "numpy.ma", "numpy.polynomial", "pandas.api.types", "pandas.tseries.offsets",
     "geopandas.tools", "h3.api.basic_str",
+    # What the raster operations load on first use (geomint.geo.raster).
+    "rasterio.warp", "rasterio.enums", "affine", "exactextract", "exactextract.raster",
 )  # fmt: skip
 
 #: Submodules of allowed packages that are refused all the same: they load native code,

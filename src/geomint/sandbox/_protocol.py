@@ -11,14 +11,16 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
 
 __all__ = [
+    "MAX_RASTER_CELLS",
     "MAX_VALUES",
     "ChildError",
     "MapOp",
     "MintedFigure",
     "MintedLayer",
+    "MintedRaster",
     "Reply",
     "ReplyTooComplexError",
     "count_values",
@@ -64,13 +66,80 @@ class MapOp(_Strict):
     line: Annotated[int, Field(ge=0)]
 
 
+_RASTER_DTYPES: Final = ("uint8", "int8", "uint16", "int16", "uint32", "int32", "int64",
+                         "uint64", "float32", "float64")  # fmt: skip
+#: The most cells a minted raster may declare (the sandbox's own cap is the same).
+MAX_RASTER_CELLS: Final = 16_000_000
+# zlib at its worst adds a few bytes per 16 KB; base64 is 4 characters per 3 bytes.
+_MAX_RASTER_TEXT: Final = (MAX_RASTER_CELLS * 8 * 1001 // 1000 + 1024) * 4 // 3
+
+
+class MintedRaster(_Strict):
+    """A raster ``mint.layer`` registered: its grid and its cells (zlib, then base64).
+
+    The declared shape and dtype bound what :meth:`to_raster` decompresses: cells that
+    inflate past them, or fall short, are refused rather than trusted.
+    """
+
+    shape: Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(min_length=2,
+                                                                             max_length=3)]
+    dtype: Literal[_RASTER_DTYPES]  # type: ignore[valid-type]
+    transform: Annotated[list[float], Field(min_length=6, max_length=6)]
+    crs: Annotated[str, Field(min_length=1, max_length=20_000)]
+    nodata: float | int | Literal["nan"] | None
+    cells: Annotated[str, Field(max_length=_MAX_RASTER_TEXT)]
+
+    def to_raster(self) -> Any:
+        """The :class:`~geomint.geo.raster.Raster`, checked against what it declared.
+
+        Raises:
+            ValueError: The cells are not what the shape and dtype declare, or the grid
+                is not a valid raster.
+        """
+        import base64  # noqa: PLC0415
+        import binascii  # noqa: PLC0415
+        import math  # noqa: PLC0415
+        import zlib  # noqa: PLC0415
+
+        import numpy as np  # noqa: PLC0415
+
+        from geomint.geo.errors import GeoInputError  # noqa: PLC0415
+        from geomint.geo.raster import Raster  # noqa: PLC0415
+
+        count = math.prod(self.shape)
+        if count > MAX_RASTER_CELLS:
+            raise ValueError(f"the raster declares {count:,} cells, over {MAX_RASTER_CELLS:,}")
+        expected = count * np.dtype(self.dtype).itemsize
+        try:
+            packed = base64.b64decode(self.cells, validate=True)
+            inflater = zlib.decompressobj()
+            raw = inflater.decompress(packed, expected + 1)
+        except (binascii.Error, zlib.error) as exc:
+            raise ValueError(f"the raster's cells are not readable: {exc}") from None
+        if len(raw) != expected or not inflater.eof or inflater.unconsumed_tail:
+            raise ValueError("the raster's cells do not match its declared shape and dtype")
+        array = np.frombuffer(raw, dtype=self.dtype).reshape(self.shape)
+        nodata = math.nan if self.nodata == "nan" else self.nodata
+        try:
+            return Raster(array, tuple(self.transform), self.crs, nodata)  # type: ignore[arg-type]
+        except GeoInputError as exc:
+            raise ValueError(str(exc)) from None
+
+
 class MintedLayer(_Strict):
-    """A ``mint.layer`` registration: its label, the GeoJSON FeatureCollection, and its line
-    in the model's code."""
+    """A ``mint.layer`` registration: its label, the GeoJSON FeatureCollection or the
+    raster, and its line in the model's code."""
 
     label: Annotated[str, Field(min_length=1, max_length=200)]
-    data: dict[str, JsonValue]
+    data: dict[str, JsonValue] | None = Field(default=None, exclude_if=lambda v: v is None)
+    raster: MintedRaster | None = Field(default=None, exclude_if=lambda v: v is None)
     line: Annotated[int, Field(ge=0)]
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> MintedLayer:
+        if (self.data is None) == (self.raster is None):
+            raise ValueError("a minted layer holds GeoJSON data or a raster, one of them")
+        return self
 
 
 #: Most JSON values a reply may hold, counted from its bytes before anything is decoded

@@ -21,6 +21,7 @@ from typing import Any, Final
 from geomint.sandbox import _policy as policy
 from geomint.sandbox._mapview import MapView
 from geomint.sandbox._mint import Mint
+from geomint.sandbox._rasters import RasterOps
 from geomint.sandbox.prepare import compile_body
 from geomint.sandbox.results import JsonValue, ResultError, to_json_safe
 
@@ -29,7 +30,7 @@ __all__ = ["BUILTINS", "LIBRARY_NAMES", "MAPVIEW", "execute", "load_libraries"]
 FILENAME: Final = "<code>"
 #: The name map code reaches the recording map by (not ``map``, Python's builtin).
 MAPVIEW: Final = "mapview"
-LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
+LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint", *policy.RASTER_NAMES)
 _MAX_MESSAGE = 2_000
 _MAX_WARNINGS = 10
 
@@ -131,7 +132,7 @@ def execute(
         "ok": False, "value": None, "error": None, "figures": [], "layers": [],
         "stdout": "", "stdout_truncated": False, "returned_none": False, "warnings": [],
     }  # fmt: skip
-    arguments = {**libraries, **inputs, "mint": mint}
+    arguments = {**libraries, **inputs, "mint": mint, **RasterOps(mint, inputs).names()}
     if view is not None:
         arguments[MAPVIEW] = view
     names = list(arguments)

@@ -36,7 +36,7 @@ UNPARSABLE_HINT = (
 )
 
 _MAX_TEXT: Final = 4_000  # characters of a message read; the runtime caps it near 2,000
-_LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint")
+_LIBRARY_NAMES: Final = (*policy.INJECTED_LIBRARIES, "mint", *policy.RASTER_NAMES)
 _ALIAS: Final = {module: name for name, module in policy.INJECTED_LIBRARIES.items()}
 # Modules whose names a hint may list; importing them on the host is harmless.
 _INTROSPECTABLE: Final = frozenset(

@@ -30,6 +30,7 @@ from geomint.geo.raster import Raster
 
 __all__ = [
     "ENTRY_MARKER",
+    "RASTER_MEDIA_TYPE",
     "Entry",
     "Raster",
     "EntryFiles",
@@ -37,7 +38,9 @@ __all__ = [
     "open_entry",
     "replace_entries",
     "resolve_entries",
+    "bytes_raster",
     "is_raster_table",
+    "raster_bytes",
     "raster_to_table",
     "table_collection",
     "table_raster",
@@ -192,6 +195,40 @@ def table_raster(table: Any) -> Raster:
         float("nan") if nodata == "nan" else nodata,
         label=info.get("label", ""),
     )
+
+
+#: The media type a raster entry's stored bytes have: an Arrow IPC file of
+#: :func:`raster_to_table`, compressed with zstd.
+RASTER_MEDIA_TYPE: Final = "application/vnd.geomint.raster+arrow"
+
+
+def raster_bytes(raster: Raster) -> bytes:
+    """A raster as stored: an Arrow IPC file, its cells compressed (zstd)."""
+    import pyarrow as pa  # noqa: PLC0415
+
+    table = raster_to_table(raster)
+    sink = pa.BufferOutputStream()
+    options = pa.ipc.IpcWriteOptions(compression="zstd")
+    with pa.ipc.new_file(sink, table.schema, options=options) as writer:
+        writer.write_table(table)
+    return bytes(sink.getvalue().to_pybytes())
+
+
+def bytes_raster(data: bytes) -> Raster:
+    """The raster :func:`raster_bytes` stored.
+
+    Raises:
+        ValueError: The bytes are not a stored raster.
+    """
+    import pyarrow as pa  # noqa: PLC0415
+
+    try:
+        table = pa.ipc.open_file(pa.py_buffer(data)).read_all()
+        if not is_raster_table(table):
+            raise ValueError("the stored bytes are not a raster")
+        return table_raster(table)
+    except (pa.ArrowException, KeyError, TypeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"the stored raster could not be read: {exc}") from None
 
 
 def is_raster_table(table: Any) -> bool:

@@ -82,6 +82,7 @@ EntryKind = Literal[
     "traffic_area_analytics",
     "byod",
     "tables",
+    "rasters",
 ]
 #: The kinds of entry a workspace holds, in the order tools list them.
 ENTRY_KINDS: tuple[str, ...] = EntryKind.__args__  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
+from geomint.geo.raster import Raster
 from geomint.intake import IntakeError
 from geomint.intake import aload as intake_aload
 from geomint.intake import offload as intake_offload
@@ -149,9 +150,10 @@ def gather_inputs(
                 )
         by_entry = {entry_id: ctx.sandbox_entry(entry_id) for entry_id in unique}
         read.extend(EntryVersion(entry_id=i, version=e.version) for i, e in by_entry.items())
-        inputs[kind] = (
-            next(iter(by_entry.values())) if len(by_entry) == 1 else _merged(ctx, by_entry)
-        )
+        # Features of several entries merge into one collection; rasters cannot (their
+        # grids differ): ``rasters`` is the first asked, ``rasters_by_entry`` has them all.
+        single = len(by_entry) == 1 or kind == "rasters"
+        inputs[kind] = next(iter(by_entry.values())) if single else _merged(ctx, by_entry)
         inputs[f"{kind}_by_entry"] = by_entry
     return inputs, read
 
@@ -309,20 +311,29 @@ async def _mint(
     written_layers = []
     for layer_record in result.layers:
         label = layer_record.label
+        data: dict[str, Any] | Raster
         try:
-            # A minted layer is checked and repaired like any GeoJSON that reaches the map.
-            checked = await intake_aload(layer_record.data, label=label)
+            if layer_record.raster is not None:
+                # Decompressed against the shape and dtype it declared, off the loop.
+                data = await intake_offload(layer_record.raster.to_raster)
+            else:
+                # A minted layer is checked and repaired like any GeoJSON that reaches the map.
+                data = (await intake_aload(layer_record.data, label=label)).data
         except (IntakeError, ValueError, OverflowError) as exc:
             problems = "; ".join(exc.problems[:3]) if isinstance(exc, IntakeError) else str(exc)
             minted.notes.append(f"layer {label!r} was not minted: {problems[:500]}")
             continue
         try:
-            await ctx.require("code_entry", _layer_preview(label, checked.data, call.code))
+            await ctx.require("code_entry", _layer_preview(label, data, call.code))
         except EffectRefusedError as refused:
             minted.notes.append(f"layer {label!r} was not added: {refused.message}")
             continue
         written = await ctx.write_entry(
-            kind="geometries", data=checked.data, label=label, sources=sources, derived_from=read
+            kind="rasters" if isinstance(data, Raster) else "geometries",
+            data=data,
+            label=label,
+            sources=sources,
+            derived_from=read,
         )
         written_layers.append((label, written))
     ledger = ctx.workspace.ledger
@@ -338,12 +349,13 @@ async def _mint(
             inputs=read,
         )
         minted.events.append(LayerMinted(layer=layer))
+        described = written.digest.get("raster")
         minted.layers.append(
             {
                 "id": layer.id,
                 "entry_id": written.entry_id,
                 "label": layer.label,
-                "feature_count": layer.feature_count,
+                **({"raster": described} if described else {"feature_count": layer.feature_count}),
             }
         )
     for figure in result.figures:
@@ -458,6 +470,9 @@ def figure_digests(values: Sequence[Value]) -> list[dict[str, Any]]:
     ]
 
 
-def _layer_preview(label: str, data: Mapping[str, Any], code: str) -> dict[str, Any]:
+def _layer_preview(label: str, data: Mapping[str, Any] | Raster, code: str) -> dict[str, Any]:
     """What a person approving a code-made layer reads: its label, size and the code."""
+    if isinstance(data, Raster):
+        rows, cols = data.shape
+        return {"label": label, "raster": f"{rows:,} x {cols:,} cells", "code": code}
     return {"label": label, "features": len(data.get("features") or []), "code": code}

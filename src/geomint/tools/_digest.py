@@ -12,9 +12,18 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any, Final
 
+from geomint.geo.raster import Raster
 from geomint.intake.report import json_type
 
-__all__ = ["BBox", "cut_to_budget", "digest_bbox", "digest_count", "entry_digest", "json_size"]
+__all__ = [
+    "BBox",
+    "cut_to_budget",
+    "digest_bbox",
+    "digest_count",
+    "entry_digest",
+    "json_size",
+    "raster_digest",
+]
 
 #: ``(west, south, east, north)`` in degrees.
 BBox = tuple[float, float, float, float]
@@ -22,6 +31,29 @@ BBox = tuple[float, float, float, float]
 _SAMPLE_ROWS: Final = 3
 _MAX_PROPERTIES: Final = 40
 _TEXT_CHARS: Final = 80
+
+
+def raster_digest(raster: Raster) -> dict[str, Any]:
+    """Describe a raster for a model: its grid, its values' range and sum, and its bbox in
+    longitude and latitude (what the map fits to)."""
+    described = raster.describe()
+    digest: dict[str, Any] = {"raster": described, "bbox": _lonlat_bbox(raster)}
+    return digest
+
+
+def _lonlat_bbox(raster: Raster) -> list[float] | None:
+    import pyproj  # noqa: PLC0415
+
+    west, south, east, north = raster.bounds
+    try:
+        transformer = pyproj.Transformer.from_crs(raster.crs, 4326, always_xy=True)
+        lon0, lat0, lon1, lat1 = transformer.transform_bounds(west, south, east, north)
+    except pyproj.exceptions.ProjError:
+        return None
+    values = [lon0, lat0, lon1, lat1]
+    if not all(math.isfinite(v) for v in values):
+        return None
+    return [round(v, 6) for v in values]
 
 
 def entry_digest(data: Mapping[str, Any], *, sample_rows: int = _SAMPLE_ROWS) -> dict[str, Any]:

@@ -25,13 +25,14 @@ from pydantic_ai.models import Model
 from geomint.codegen.pipeline import TurnBudget
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
+from geomint.geo.raster import Raster
+from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox, bytes_raster, raster_bytes
 from geomint.sandbox import Entry as SandboxEntry
-from geomint.sandbox import Sandbox
 from geomint.sources import Sources
 from geomint.state import EntryDisplayChanged, EntryWritten, EventBody, Workspace
 from geomint.state.events import EntryKind
 from geomint.store import Appended, Chats
-from geomint.tools._digest import entry_digest
+from geomint.tools._digest import entry_digest, raster_digest
 from geomint.tools.basemaps import BUILTIN_STYLES, MapStyle
 from geomint.tools.effects import Effect
 
@@ -77,9 +78,11 @@ class ToolSettings:
     map_styles: tuple[MapStyle, ...] = BUILTIN_STYLES
 
 
-def _encode_and_describe(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+def _encode_and_describe(data: dict[str, Any] | Raster) -> tuple[bytes, str, dict[str, Any]]:
+    if isinstance(data, Raster):
+        return raster_bytes(data), RASTER_MEDIA_TYPE, raster_digest(data)
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
-    return text, entry_digest(data)
+    return text.encode("utf-8"), "application/geo+json", entry_digest(data)
 
 
 class EntryCache:
@@ -239,8 +242,11 @@ class ToolContext:
 
         Raises:
             KeyError: No such entry or version in this chat.
+            TypeError: The entry is a raster (:meth:`entry_raster` reads those).
         """
         written = self.entry_version(entry_id, version)
+        if written.blob.media_type == RASTER_MEDIA_TYPE:
+            raise TypeError(f"{entry_id} is a raster, not features")
         key = (self.chat_id, entry_id, written.version)
         return self.cache.data(
             key, lambda: json.loads(self.chats.read_blob(self.chat_id, written.blob))
@@ -258,6 +264,18 @@ class ToolContext:
                 return written
         raise KeyError(f"{entry_id} v{version}")
 
+    def entry_raster(self, entry_id: str, version: int | None = None) -> Raster:
+        """Return a raster entry version's Raster (the latest version by default).
+
+        Raises:
+            KeyError: No such entry or version in this chat.
+            TypeError: The entry holds features, not a raster.
+        """
+        written = self.entry_version(entry_id, version)
+        if written.blob.media_type != RASTER_MEDIA_TYPE:
+            raise TypeError(f"{entry_id} holds features, not a raster")
+        return bytes_raster(self.chats.read_blob(self.chat_id, written.blob))
+
     def sandbox_entry(self, entry_id: str) -> SandboxEntry:
         """The latest version of an entry as the sandbox takes it (by reference, cached)."""
         written = self.entry_version(entry_id)
@@ -265,15 +283,19 @@ class ToolContext:
         # The sandbox keeps layers by (id, version) across every chat it serves, so the id
         # it is given names the content: another chat's places-1 is another layer.
         handle = f"{entry_id}@{written.blob.sha256[:20]}"
-        return self.cache.sandbox_entry(
-            key, lambda: SandboxEntry(handle, written.version, self.entry_data(entry_id))
-        )
+
+        def load() -> SandboxEntry:
+            if written.blob.media_type == RASTER_MEDIA_TYPE:
+                return SandboxEntry(handle, written.version, self.entry_raster(entry_id))
+            return SandboxEntry(handle, written.version, self.entry_data(entry_id))
+
+        return self.cache.sandbox_entry(key, load)
 
     async def write_entry(
         self,
         *,
         kind: EntryKind,
-        data: dict[str, Any],
+        data: dict[str, Any] | Raster,
         label: str,
         sources: Iterable[Provenance] = (),
         derived_from: Iterable[EntryVersion] = (),
@@ -281,7 +303,8 @@ class ToolContext:
         extra: Sequence[EventBody] = (),
         show: bool = True,
     ) -> EntryWritten:
-        """Store a FeatureCollection as a new entry (or a new version of ``entry_id``).
+        """Store a FeatureCollection or a raster as a new entry (or a new version of
+        ``entry_id``).
 
         The blob is stored by content hash, the event appended with the digest the model
         will read (the UI is shown the entry from that event, its GeoJSON by reference),
@@ -289,7 +312,7 @@ class ToolContext:
 
         Args:
             kind: The entry kind (``"places"``, ``"geometries"``, ``"byod"``, ...).
-            data: The FeatureCollection.
+            data: The FeatureCollection, or the Raster (for a ``rasters`` entry).
             label: A short name for people.
             sources: Its provenance.
             derived_from: The entry versions it was computed from.
@@ -304,8 +327,10 @@ class ToolContext:
         else:
             version = workspace.entries[entry_id].version + 1
         # Serialising and describing a large layer takes a while: off the event loop.
-        text, digest = await asyncio.to_thread(_encode_and_describe, data)
-        blob = self.chats.store.put_blob(self.chat_id, text.encode("utf-8"), "application/geo+json")
+        if (kind == "rasters") != isinstance(data, Raster):
+            raise TypeError("a rasters entry holds a Raster, and only a rasters entry does")
+        encoded, media_type, digest = await asyncio.to_thread(_encode_and_describe, data)
+        blob = self.chats.store.put_blob(self.chat_id, encoded, media_type)
         body = EntryWritten(
             entry_id=entry_id,
             kind=kind,

@@ -185,6 +185,8 @@ class Provenance(_Record):
             ``"1950/2023"``, ``"2024-01-01"``), or :data:`PERIOD_NOT_STATED` when the
             source states none (GeoNames populations). None on records written before
             periods were kept, and for sources that are not about a time (a boundary).
+        recipe: For ``derived`` evidence that geomint computed itself (a grid from the
+            bundled points), how it was computed, in words; None otherwise.
     """
 
     source_id: Annotated[
@@ -201,6 +203,8 @@ class Provenance(_Record):
     # Left out when None, so a record stored before periods were kept reads back and is
     # written again byte for byte.
     period: Annotated[str, _text(100)] | None = Field(default=None, exclude_if=lambda v: v is None)
+    # How a derived source was computed from its inputs; likewise left out when None.
+    recipe: Annotated[str, _text(1_000)] | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class EntryVersion(_Record):

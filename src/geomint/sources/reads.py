@@ -28,6 +28,7 @@ from geomint.provenance import PERIOD_NOT_STATED, Provenance
 from geomint.sources.connectors.base import (
     Connector,
     Download,
+    Grid,
     Listing,
     PeriodFilter,
     Request,
@@ -431,15 +432,15 @@ def _span(periods: Sequence[str]) -> str:
 
 def read_table(
     source: Source, connector: Connector, spine: Spine, narrowing: Narrowing, policy: RequestPolicy
-) -> LandedTable | Download | Listing:
-    """Read a table whole, joined to the spine by unit id; or a file-shaped resource, or
-    a catalogue's listing of datasets.
+) -> LandedTable | Download | Listing | Grid:
+    """Read a table whole, joined to the spine by unit id; or a file-shaped resource, a
+    catalogue's listing of datasets, or a raster.
 
     Raises:
         SourceFetchError: The fetch failed.
     """
     answer = connector.fetch(_request(source, narrowing, spine, policy))
-    if isinstance(answer, Download | Listing):
+    if isinstance(answer, Download | Listing | Grid):
         return answer
     if not isinstance(answer, Table):
         raise SourceFetchError(

@@ -25,7 +25,7 @@ from pydantic import JsonValue
 
 from geomint.errors import UsageError
 from geomint.http import RequestPolicy
-from geomint.sources.connectors.base import Connector, Download, Listing, SourceFetchError
+from geomint.sources.connectors.base import Connector, Download, Grid, Listing, SourceFetchError
 from geomint.sources.connectors.bundled import BundledConnector
 from geomint.sources.model import MODALITIES, Source, period_years
 from geomint.sources.ranking import DenseArm, Hit, Ranker
@@ -247,7 +247,7 @@ class Sources:
 
     def read(
         self, source_id: str, filters: Mapping[str, JsonValue], *, cell: bool
-    ) -> Cell | CellMiss | LandedTable | Download | Listing:
+    ) -> Cell | CellMiss | LandedTable | Download | Listing | Grid:
         """Read a cell (``cell=True``) or land a table (or a file-shaped resource).
 
         Blocking: it sends HTTP requests for live sources. A refused filter value teaches

@@ -27,7 +27,7 @@ from geomint.sources import (
     Sources,
     UnknownPlaceError,
 )
-from geomint.sources.connectors.base import Download, Listing
+from geomint.sources.connectors.base import Download, Grid, Listing
 from geomint.state import FetchMade, FetchMissed, ValueMinted
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
@@ -337,7 +337,59 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
         return await _landed(ctx, arguments, registry_source, answer)
     if isinstance(answer, Listing):
         return _listed(ctx, arguments, registry_source, answer)
+    if isinstance(answer, Grid):
+        return await _gridded(ctx, arguments, registry_source, answer)
     return await _downloaded(ctx, arguments, registry_source, answer)
+
+
+async def _gridded(ctx: ToolContext, arguments: FetchInput, source: Source, grid: Grid) -> ToolResult:
+    provenance = Provenance(
+        source_id=source.id,
+        title=grid.title[:500],
+        publisher=(grid.publisher or source.publisher)[:200],
+        licence=(grid.licence or "not stated")[:200],
+        url=grid.url or None,
+        retrieved_at=grid.retrieved_at,
+        evidence=source.evidence,
+        period=grid.period,
+        recipe=grid.recipe[:1_000] if grid.recipe else None,
+    )
+    label = arguments.label or grid.title
+    rows, cols = grid.raster.shape
+    await ctx.require(
+        "fetched_entry",
+        {"label": label, "raster": f"{rows:,} x {cols:,} cells", "provider": source.connector},
+    )
+    written = await ctx.write_entry(
+        kind="rasters", data=grid.raster, label=label, sources=(provenance,)
+    )
+    ctx.append(
+        [
+            FetchMade(
+                tool="fetch",
+                provider=source.connector,
+                request=_request(arguments),
+                entry_id=written.entry_id,
+                sources=(provenance,),
+            )
+        ]
+    )
+    out: dict[str, Any] = {
+        "entry_id": written.entry_id,
+        "raster": written.digest.get("raster"),
+        "value_unit": grid.unit,
+        "period": grid.period,
+        "licence": provenance.licence,
+        "evidence": provenance.evidence,
+        "next": "analyse_data(rasters_entry_ids=[...], ...) reads it: zonal_stats(raster, "
+        "zones) mints a figure per zone, load(id, like=other, method=...) puts it on "
+        "another grid, cell_area(raster) gives each cell's m²",
+    }
+    if grid.recipe:
+        out["recipe"] = grid.recipe
+    if grid.notes:
+        out["notes"] = list(grid.notes)
+    return ToolResult(model=out)
 
 
 def _minted(ctx: ToolContext, arguments: FetchInput, cell: Cell) -> ToolResult:

@@ -21,16 +21,19 @@ from __future__ import annotations
 import csv
 import io
 import json
+import math
 from collections.abc import Mapping
 from datetime import datetime
 from functools import cache
 from importlib import resources
 from typing import Any, Final
 
+from geomint.geo.raster import Raster
 from geomint.provenance import PERIOD_NOT_STATED
 from geomint.sources.connectors.base import (
     CODE_SYSTEMS,
     CodeSystem,
+    Grid,
     PeriodFilter,
     Request,
     Row,
@@ -103,14 +106,16 @@ class BundledConnector:
         """No keys beyond ``unit`` and ``period``."""
         return {}
 
-    def fetch(self, request: Request) -> Table:
-        """Read the rows of the units and years asked for.
+    def fetch(self, request: Request) -> Table | Grid:
+        """Read the rows of the units and years asked for; or compute a derived grid.
 
         Raises:
             SourceFetchError: The source's config does not name a bundled table, or its
                 columns are not in the file (``changed``).
         """
         config = request.source.config
+        if "grid" in config:
+            return _place_grid(request)
         path = str(config.get("file", ""))
         system = str(config.get("code_system", ""))
         if not path or system not in CODE_SYSTEMS:
@@ -187,3 +192,82 @@ class BundledConnector:
             unit=request.source.profile.unit,
             notes=tuple(notes),
         )
+
+
+# -- derived grids ---------------------------------------------------------------------
+
+#: Cell sizes a derived grid may be computed at, in metres.
+GRID_CELLS_M: Final = (50, 100, 250)
+
+
+@cache
+def _features(path: str) -> tuple[dict[str, Any], ...]:
+    file = resources.files(_PACKAGE).joinpath(path)
+    if not file.is_file():
+        raise SourceFetchError("not_found", f"the bundled file {path} is not installed")
+    return tuple(json.loads(file.read_text(encoding="utf-8"))["features"])
+
+
+def _place_grid(request: Request) -> Grid:
+    """Count the bundled points in each cell of a grid over their extract's bbox.
+
+    ``config``: ``{"grid": "providers/bundled/helsinki_places.geojson", "crs":
+    "EPSG:3067", "cell_m": 100}``; the bbox is the extract's, from the folder's
+    ``SOURCES.json``; the ``cell_m`` filter picks another of :data:`GRID_CELLS_M`.
+    Deterministic: the same package gives the same grid, cell for cell.
+    """
+    import numpy as np  # noqa: PLC0415
+    import pyproj  # noqa: PLC0415
+
+    config = request.source.config
+    path = str(config["grid"])
+    asked = request.options.get("cell_m", str(config.get("cell_m", 100)))
+    text = asked if isinstance(asked, str) else asked[0]
+    if not text.isdigit() or int(text) not in GRID_CELLS_M:
+        raise SourceFetchError(
+            "refused_filter",
+            f"cell_m takes {', '.join(map(str, GRID_CELLS_M))} (metres); got {text!r}",
+            key="cell_m",
+            options=tuple(map(str, GRID_CELLS_M)),
+        )
+    cell = int(text)
+    crs = str(config.get("crs", "EPSG:3067"))
+    record = _record(path)
+    folder = path.rpartition("/")[0]
+    listing = json.loads(
+        resources.files(_PACKAGE).joinpath(folder, "SOURCES.json").read_text(encoding="utf-8")
+    )
+    west, south, east, north = listing["extract"]["bbox"]
+    to_grid = pyproj.Transformer.from_crs(4326, crs, always_xy=True)
+    x0, y0, x1, y1 = to_grid.transform_bounds(west, south, east, north)
+    left, top = math.floor(x0 / cell) * cell, math.ceil(y1 / cell) * cell
+    cols = math.ceil((x1 - left) / cell)
+    rows = math.ceil((top - y0) / cell)
+    points = [f["geometry"]["coordinates"] for f in _features(path)
+              if (f.get("geometry") or {}).get("type") == "Point"]  # fmt: skip
+    xs, ys = to_grid.transform([p[0] for p in points], [p[1] for p in points])
+    col = np.floor((np.asarray(xs) - left) / cell).astype(int)
+    row = np.floor((top - np.asarray(ys)) / cell).astype(int)
+    inside = (col >= 0) & (col < cols) & (row >= 0) & (row < rows)
+    counts = np.zeros((rows, cols), dtype="int32")
+    np.add.at(counts, (row[inside], col[inside]), 1)
+    raster = Raster(counts, (cell, 0, left, 0, -cell, top), crs, None,
+                    label="points of interest per cell")  # fmt: skip
+    source = request.source
+    return Grid(
+        raster=raster,
+        url=str(record.get("url") or source.url or ""),
+        retrieved_at=datetime.fromisoformat(str(record["retrieved_at"])),
+        licence=source.licence,
+        title=f"{source.title} ({cell} m cells)",
+        publisher=source.publisher,
+        period=str(record["retrieved_at"])[:10],
+        unit="points of interest",
+        recipe=(
+            f"Derived by geomint, not published by anyone: each cell counts the "
+            f"{int(inside.sum()):,} bundled OpenStreetMap points of interest (amenity, shop, "
+            f"tourism, leisure) that fall in it, on a {cell} m grid of {crs} aligned to "
+            f"multiples of {cell} m over the extract's bounding box ({rows} x {cols} cells)."
+        ),
+        notes=(f"{int((~inside).sum())} points fell outside the grid",) if (~inside).any() else (),
+    )

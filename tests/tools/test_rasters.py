@@ -1,0 +1,90 @@
+"""Rasters through the tools: the bundled demo grid lands as a rasters entry with its
+recipe, and code over it mints labelled figures that rest on the grid's provenance."""
+
+from __future__ import annotations
+
+import pytest
+
+from geomint.sources import Sources, SourceRegistry
+from geomint.sources.registry import bundled_sources
+from geomint.sources.connectors.bundled import BundledConnector
+from geomint.state import LayerMinted, ValueMinted
+from geomint.store import MemoryStore
+from geomint.tools import ToolContext
+
+from .conftest import MakeCtx
+from .helpers import call
+
+pytestmark = pytest.mark.anyio
+
+GRID = "geomint-helsinki-poi-density"
+
+
+@pytest.fixture
+def ctx(make_ctx: MakeCtx) -> ToolContext:
+    registry = SourceRegistry(MemoryStore(), seed=bundled_sources())
+    sources = Sources(registry, connectors={"bundled": BundledConnector()}, live=False)
+    return make_ctx(sources=sources)
+
+
+async def test_the_demo_grid_lands_as_a_raster_with_its_recipe(ctx: ToolContext) -> None:
+    result = await call(ctx, "fetch", {"source_id": GRID, "filters": {}})
+    model = result.model
+    assert model["entry_id"] == "rasters-1"
+    described = model["raster"]
+    assert described["crs"] == "EPSG:3067"
+    assert described["res"] == [100.0, 100.0]
+    # Every bundled point lies inside the extract's bbox, so the cells count them all.
+    assert described["sum"] == 1346
+    assert "Derived by geomint" in model["recipe"]
+    assert model["evidence"] == "derived"
+    written = ctx.workspace.entries["rasters-1"].latest
+    assert written.blob.media_type == "application/vnd.geomint.raster+arrow"
+    (provenance,) = written.sources
+    assert provenance.recipe is not None and "1,346" in provenance.recipe
+    assert provenance.licence == "ODbL-1.0"
+    raster = ctx.entry_raster("rasters-1")
+    assert int(raster.array.sum()) == 1346
+
+
+async def test_a_cell_size_outside_the_options_is_refused_with_them(ctx: ToolContext) -> None:
+    result = await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "30"}})
+    assert result.model["code"] == "refused_filter"
+
+
+async def test_zonal_stats_in_code_mints_figures_resting_on_the_grid(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "50"}})
+    zones = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"name": "Everything"}, "geometry": {
+            "type": "Polygon", "coordinates": [[[24.93, 60.16], [24.96, 60.16], [24.96, 60.18],
+                                                [24.93, 60.18], [24.93, 60.16]]]}}]}  # fmt: skip
+    await ctx.write_entry(kind="geometries", data=zones, label="the demo area")
+    result = await call(
+        ctx,
+        "analyse_data",
+        {
+            "name": "poi-in-area",
+            "rasters_entry_ids": ["rasters-1"],
+            "geometries_entry_ids": ["geometries-1"],
+            "code": "rows = zonal_stats(rasters, geometries, ['sum'], unit='points')\n"
+            "coarse = load('rasters-1', like=Raster(np.zeros((4, 4)), (500, 0, "
+            "rasters.bounds[0], 0, -500, rasters.bounds[3]), rasters.crs), method='sum')\n"
+            "mint.layer(coarse, 'points per 500 m cell')\n"
+            "return {'sum': rows[0]['sum'], 'coarse': float(np.nansum(coarse.array))}",
+        },
+    )
+    model = result.model
+    assert model["ok"], model
+    (figure,) = model["figures"]
+    assert figure["label"] == "sum of points of interest per cell in Everything"
+    assert figure["value"] == pytest.approx(1346)
+    minted = [e.body for e in ctx.chats.store.read(ctx.chat_id) if isinstance(e.body, ValueMinted)]
+    assert [s.source_id for s in minted[-1].value.sources] == [GRID]
+    layers = [e.body for e in ctx.chats.store.read(ctx.chat_id) if isinstance(e.body, LayerMinted)]
+    assert layers and layers[-1].layer.entry.entry_id == "rasters-2"
+    coarse = ctx.entry_raster("rasters-2")
+    assert coarse.shape == (4, 4) and coarse.res == (500.0, 500.0)
+    # What the coarse grid reaches of the area keeps its points (no nodata was averaged in).
+    assert model["result"]["coarse"] <= 1346
+    derived = {v.entry_id for v in ctx.workspace.entries["rasters-2"].latest.derived_from}
+    assert derived == {"rasters-1", "geometries-1"}

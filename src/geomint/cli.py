@@ -90,7 +90,11 @@ def run_code(
         unit = f" {figure.unit}" if figure.unit else ""
         typer.echo(f"figure: {figure.label} = {figure.value}{unit}")
     for layer in result.layers:
-        features = layer.data.get("features")
+        if layer.raster is not None:
+            rows, cols = layer.raster.shape[-2:]
+            typer.echo(f"layer: {layer.label} (raster {rows} x {cols})")
+            continue
+        features = (layer.data or {}).get("features")
         count = len(features) if isinstance(features, list) else 0
         typer.echo(f"layer: {layer.label} ({count} features)")
     typer.echo(

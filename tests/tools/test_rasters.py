@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from geomint.sources import Sources, SourceRegistry
-from geomint.sources.registry import bundled_sources
+from geomint.sources import SourceRegistry, Sources
 from geomint.sources.connectors.bundled import BundledConnector
+from geomint.sources.registry import bundled_sources
 from geomint.state import LayerMinted, ValueMinted
 from geomint.store import MemoryStore
 from geomint.tools import ToolContext

@@ -373,7 +373,9 @@ def _zone_properties(frame: Any) -> list[dict[str, Any]]:
     if not columns:
         return [{} for _ in range(len(frame))]
     records: list[dict[str, Any]] = frame[columns].to_dict("records")
-    return [{k: v for k, v in r.items() if isinstance(v, str | int | float | bool)} for r in records]
+    return [
+        {k: v for k, v in r.items() if isinstance(v, str | int | float | bool)} for r in records
+    ]
 
 
 def _numpy_source(raster: Raster, band: int, name: str) -> Any:

@@ -10,15 +10,23 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import math
 import stat
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
-from geomint.intake._confined import MAX_CHILDREN, confinement_level, judge_confined
+from geomint.geo.errors import GeoInputError
+from geomint.geo.raster import Raster
+from geomint.intake._confined import (
+    MAX_CHILDREN,
+    confinement_level,
+    judge_confined,
+    read_raster_confined,
+)
 from geomint.intake._convert import columns_rows_shapes
 from geomint.intake._decoded import EXPANSION
 from geomint.intake._parse import TOO_DEEP
@@ -31,10 +39,14 @@ __all__ = [
     "IntakeError",
     "IntakeReport",
     "Layer",
+    "RasterLayer",
     "Repair",
     "aload",
+    "aload_raster",
     "confinement_level",
+    "is_tiff",
     "load",
+    "load_raster",
     "offload",
 ]
 
@@ -169,6 +181,110 @@ def load(
         raise IntakeError([f"cannot read the object as GeoJSON: {exc}"], source=name) from None
     kind = "geojson" if isinstance(source, dict) else "object"
     return _judge_text(text, "geojson", kind, name, crs, max_bytes, timeout_s)
+
+
+#: The first bytes of a TIFF (little- and big-endian, classic and BigTIFF).
+TIFF_MAGIC = (b"II*\x00", b"MM\x00*", b"II+\x00", b"MM\x00+")
+
+
+def is_tiff(head: bytes) -> bool:
+    """Whether a source's first bytes are a TIFF's (a GeoTIFF for :func:`load_raster`)."""
+    return head.startswith(TIFF_MAGIC)
+
+
+@dataclass(frozen=True, kw_only=True)
+class RasterLayer:
+    """A loaded raster.
+
+    Attributes:
+        raster: Its cells and grid.
+        source: Its name in messages.
+        notes: What was narrowed on the way (bands past the limit), in words.
+        file: What the file said of itself: compression, tiling, overviews, bands.
+    """
+
+    raster: Raster
+    source: str
+    notes: tuple[str, ...] = ()
+    file: dict[str, Any] = field(default_factory=dict)
+
+
+def load_raster(
+    source: bytes | str | Path,
+    *,
+    label: str | None = None,
+    max_bytes: int = 100_000_000,
+    timeout_s: float = 30.0,
+) -> RasterLayer:
+    """Load a GeoTIFF (or Cloud-Optimised GeoTIFF) from a path or bytes.
+
+    The file is read in the confined child, as every user file is: its declared size is
+    checked before a cell is decoded (``geomint.intake._raster`` has the limits), and the
+    cells that come back are checked against the grid the child declared.
+
+    Raises:
+        IntakeError: The source was refused; nothing of it was loaded.
+    """
+    if isinstance(source, str | Path):
+        path = Path(source)
+        name = label or str(path)
+        head, _ = _read_path(path, max_bytes)
+        data: bytes | Path = path
+    else:
+        data = bytes(source)
+        name = label or f"{len(data):,} bytes"
+        if len(data) > max_bytes:
+            raise IntakeError(
+                [f"input is {len(data):,} bytes, over the {max_bytes:,}-byte limit"], source=name
+            )
+        head = data[:_HEAD]
+    if not is_tiff(head):
+        raise IntakeError(
+            [f"this is not a GeoTIFF (first bytes {head[:8]!r}); geomint reads rasters as "
+             "GeoTIFF or Cloud-Optimised GeoTIFF"], source=name,
+        )  # fmt: skip
+    header, cells = read_raster_confined(data, name=name, max_bytes=max_bytes, timeout_s=timeout_s)
+    try:
+        raster = _checked_raster(header, cells)
+    except (KeyError, TypeError, ValueError, GeoInputError):
+        raise IntakeError(["the reader's answer was malformed; the file is refused"],
+                          source=name) from None  # fmt: skip
+    notes = []
+    bands = header.get("bands_in_file")
+    if isinstance(bands, int) and bands > raster.bands:
+        notes.append(f"the file has {bands} bands; the first {raster.bands} were read")
+    described = {k: header.get(k) for k in ("compression", "tiled", "overviews", "bands_in_file")}
+    return RasterLayer(raster=raster, source=name, notes=tuple(notes), file=described)
+
+
+def _checked_raster(header: dict[str, Any], cells: memoryview) -> Raster:
+    import numpy as np  # noqa: PLC0415
+
+    shape = header["shape"]
+    if not (isinstance(shape, list) and len(shape) in (2, 3)
+            and all(isinstance(n, int) and 0 < n <= 1_000_000 for n in shape)):  # fmt: skip
+        raise ValueError("shape")
+    dtype = np.dtype(str(header["dtype"]))
+    if dtype.kind not in "iuf" or len(cells) != math.prod(shape) * dtype.itemsize:
+        raise ValueError("cells")
+    transform = header["transform"]
+    if not (isinstance(transform, list) and all(isinstance(v, int | float) for v in transform)):
+        raise ValueError("transform")
+    nodata = header["nodata"]
+    if nodata == "nan":
+        nodata = math.nan
+    elif nodata is not None and not isinstance(nodata, int | float):
+        raise ValueError("nodata")
+    crs = header["crs"]
+    if not isinstance(crs, str) or len(crs) > 20_000:
+        raise ValueError("crs")
+    array = np.frombuffer(cells, dtype=dtype).reshape(shape)
+    return Raster(array, tuple(transform), crs, nodata)
+
+
+async def aload_raster(source: bytes | str | Path, **options: Any) -> RasterLayer:
+    """:func:`load_raster` off the event loop."""
+    return await offload(functools.partial(load_raster, source, **options))
 
 
 def _is_frame(source: Any) -> bool:

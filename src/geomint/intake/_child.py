@@ -40,12 +40,30 @@ def prepare(settings: dict[str, Any]) -> None:
     import pyarrow.dataset  # noqa: PLC0415 - what geopandas reads GeoParquet with
     import pyarrow.parquet  # noqa: F401, PLC0415
     import pyogrio  # noqa: F401, PLC0415
+    import rasterio  # noqa: PLC0415 - GeoTIFF (its own GDAL, the same drivers skipped)
+    import rasterio.io  # noqa: PLC0415
 
     from geomint.intake import _convert, _pipeline  # noqa: PLC0415
 
     _convert.restrict_drivers()
     for raw, fmt in _WARM:
         _pipeline.judge(raw, fmt, "warm-up", max_bytes=1 << 20, layer=None, scratch=Path("."))
+    _warm_raster(rasterio)
+
+
+def _warm_raster(rasterio: Any) -> None:
+    """Write and read a tiny GeoTIFF, so GTiff's code and PROJ's tables load before forks."""
+    import numpy as np  # noqa: PLC0415
+
+    from geomint.intake._raster import read_geotiff  # noqa: PLC0415
+
+    origin = rasterio.transform.from_origin(0, 2, 1, 1)
+    profile = {"driver": "GTiff", "width": 2, "height": 2, "count": 1, "dtype": "uint8",
+               "crs": "EPSG:4326", "transform": origin}  # fmt: skip
+    with rasterio.io.MemoryFile() as memory:
+        with memory.open(**profile) as dataset:
+            dataset.write(np.zeros((1, 2, 2), dtype="uint8"))
+        read_geotiff(memory.read(), "warm-up")
 
 
 def serve(sock: socket.socket, _state: None, report: dict[str, Any]) -> None:
@@ -64,6 +82,10 @@ def serve(sock: socket.socket, _state: None, report: dict[str, Any]) -> None:
     if raw is None:
         answer = {"ok": False, "problems": [f"the source grew past the {max_bytes:,}-byte limit"]}
         _wire.write_frame(sock, json.dumps(answer).encode())
+        return
+    if request["format"] == "geotiff":
+        _wire.write_frame(sock, _raster_answer(raw, name))
+        sock.shutdown(socket.SHUT_WR)
         return
     try:
         judged = _pipeline.judge(
@@ -85,6 +107,17 @@ def serve(sock: socket.socket, _state: None, report: dict[str, Any]) -> None:
         payload = _pipeline.encode(judged)
     _wire.write_frame(sock, payload)
     sock.shutdown(socket.SHUT_WR)
+
+
+def _raster_answer(raw: bytes, name: str) -> bytes:
+    from geomint.intake._raster import RasterRefusedError, read_geotiff  # noqa: PLC0415
+
+    try:
+        return read_geotiff(raw, name)
+    except RasterRefusedError as exc:
+        return json.dumps({"ok": False, "problems": [str(exc)]}).encode()
+    except MemoryError:
+        return json.dumps({"ok": False, "memory": True}).encode()
 
 
 def _read_all(fd: int, max_bytes: int) -> bytes | None:

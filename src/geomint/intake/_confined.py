@@ -30,7 +30,7 @@ from geomint.intake._parse import gc_paused
 from geomint.intake.errors import IntakeError
 from geomint.intake.report import IntakeReport, Repair
 
-__all__ = ["MAX_CHILDREN", "confinement_level", "judge_confined"]
+__all__ = ["MAX_CHILDREN", "confinement_level", "judge_confined", "read_raster_confined"]
 
 #: Sources judged at once; more wait their turn (the machine's cores are the limit).
 MAX_CHILDREN: Final = max(2, min(4, os.cpu_count() or 2))
@@ -208,6 +208,50 @@ def judge_confined(
     return _answer(reply, name, limits["memory_mb"], timeout_s)
 
 
+def read_raster_confined(
+    source: bytes | Path, *, name: str, max_bytes: int, timeout_s: float
+) -> tuple[dict[str, Any], memoryview]:
+    """Read a GeoTIFF in a confined child; return its grid (header) and its cells.
+
+    Neither is trusted yet: :func:`geomint.intake.load_raster` checks the cells against
+    the header before building the raster.
+
+    Raises:
+        IntakeError: The child refused the file, crashed, ran out of memory or time, or
+            no confined reader can start here.
+    """
+    from geomint.intake._raster import MAX_DECODED, decode_answer  # noqa: PLC0415
+
+    size = source.stat().st_size if isinstance(source, Path) else len(source)
+    limits = {
+        # The file, GDAL's block cache and the decoded cells, with the array copied once.
+        "memory_mb": _MEMORY_FLOOR_MB + ((size * 2 + MAX_DECODED * 2) >> 20),
+        "scratch_mb": _SCRATCH_FLOOR_MB,
+        "cpu_s": int(timeout_s) + 1,
+    }
+    started = time.monotonic()
+    if not _READER.turn(timeout_s):
+        raise IntakeError(
+            [f"the reader was busy with other files for all of timeout_s={timeout_s:g} s"],
+            source=name,
+        )
+    try:
+        reply = _call(source, "geotiff", name, max_bytes, None, None, None, limits,
+                      timeout_s - (time.monotonic() - started),
+                      max_reply=MAX_DECODED + _REPORT_SLACK)  # fmt: skip
+    finally:
+        _READER.done()
+    if isinstance(reply, bytes) and reply.startswith(b"{"):
+        _answer(reply, name, limits["memory_mb"], timeout_s)  # a refusal: raises it
+    if reply in ("timeout", "died", "overflow") or not isinstance(reply, bytes):
+        _answer(reply, name, limits["memory_mb"], timeout_s)
+        raise _malformed(name)
+    try:
+        return decode_answer(reply)
+    except ValueError:
+        raise _malformed(name) from None
+
+
 def _call(
     source: bytes | Path,
     fmt: str,
@@ -218,6 +262,8 @@ def _call(
     source_crs: str | None,
     limits: dict[str, int],
     remaining: float,
+    *,
+    max_reply: int | None = None,
 ) -> bytes | str:
     request = {
         "format": fmt,
@@ -238,7 +284,7 @@ def _call(
             return child.call(
                 json.dumps(request).encode(),
                 timeout_s=max(0.05, remaining - (time.monotonic() - started)),
-                max_reply=EXPANSION * max_bytes + _REPORT_SLACK,
+                max_reply=max_reply or EXPANSION * max_bytes + _REPORT_SLACK,
                 fds=[fd],
             )
         except confine.CallTimeoutError:

@@ -76,8 +76,8 @@ _FOREIGN = (
     (b"%PDF", "a PDF document", "export the map data itself, e.g. as GeoJSON"),
     (b"\x89PNG", "a PNG image", "raster images are not vector layers"),
     (b"\xff\xd8\xff", "a JPEG image", "raster images are not vector layers"),
-    (b"II*\x00", "a TIFF image", "raster data is not a vector layer"),
-    (b"MM\x00*", "a TIFF image", "raster data is not a vector layer"),
+    (b"II*\x00", "a TIFF image", "a GeoTIFF is read as a raster (intake.load_raster)"),
+    (b"MM\x00*", "a TIFF image", "a GeoTIFF is read as a raster (intake.load_raster)"),
     (b"\x00\x00'\n", "a bare .shp file", "zip it with its .shx, .dbf and .prj"),
     (b"PK\x05\x06", "an empty zip archive", "add the layer's files to it"),
 )

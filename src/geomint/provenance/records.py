@@ -204,7 +204,9 @@ class Provenance(_Record):
     # written again byte for byte.
     period: Annotated[str, _text(100)] | None = Field(default=None, exclude_if=lambda v: v is None)
     # How a derived source was computed from its inputs; likewise left out when None.
-    recipe: Annotated[str, _text(1_000)] | None = Field(default=None, exclude_if=lambda v: v is None)
+    recipe: Annotated[str, _text(1_000)] | None = Field(
+        default=None, exclude_if=lambda v: v is None
+    )
 
 
 class EntryVersion(_Record):

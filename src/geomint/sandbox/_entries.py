@@ -17,6 +17,7 @@ import contextlib
 import functools
 import gc
 import json
+import math
 import mmap
 import os
 import tempfile
@@ -32,16 +33,16 @@ __all__ = [
     "ENTRY_MARKER",
     "RASTER_MEDIA_TYPE",
     "Entry",
-    "Raster",
     "EntryFiles",
     "LazyFeatureCollection",
-    "open_entry",
-    "replace_entries",
-    "resolve_entries",
+    "Raster",
     "bytes_raster",
     "is_raster_table",
+    "open_entry",
     "raster_bytes",
     "raster_to_table",
+    "replace_entries",
+    "resolve_entries",
     "table_collection",
     "table_raster",
 ]
@@ -177,7 +178,7 @@ def raster_to_table(raster: Raster) -> Any:
 
 def _nodata_text(nodata: float | None) -> float | str | None:
     # JSON has no NaN: the metadata says it as text, as GDAL does.
-    return nodata if nodata is None or nodata == nodata else "nan"
+    return nodata if nodata is None or not math.isnan(nodata) else "nan"
 
 
 def table_raster(table: Any) -> Raster:

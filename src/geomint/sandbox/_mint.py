@@ -9,6 +9,7 @@ turns them into provenance-carrying values.
 from __future__ import annotations
 
 import base64
+import math
 import numbers
 import re
 import sys
@@ -186,7 +187,7 @@ def _raster_record(raster: Raster) -> JsonValue:
         "dtype": raster.array.dtype.name,
         "transform": list(raster.transform),
         "crs": raster.crs,
-        "nodata": "nan" if nodata is not None and nodata != nodata else nodata,
+        "nodata": "nan" if nodata is not None and math.isnan(nodata) else nodata,
         "cells": base64.b64encode(cells).decode("ascii"),
     }
 

@@ -81,8 +81,9 @@ class MintedRaster(_Strict):
     inflate past them, or fall short, are refused rather than trusted.
     """
 
-    shape: Annotated[list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(min_length=2,
-                                                                             max_length=3)]
+    shape: Annotated[
+        list[Annotated[int, Field(ge=1, le=1_000_000)]], Field(min_length=2, max_length=3)
+    ]
     dtype: Literal[_RASTER_DTYPES]  # type: ignore[valid-type]
     transform: Annotated[list[float], Field(min_length=6, max_length=6)]
     crs: Annotated[str, Field(min_length=1, max_length=20_000)]

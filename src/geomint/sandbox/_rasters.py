@@ -110,7 +110,9 @@ class RasterOps:
             mint: False to mint nothing (rows only).
         """
         source = self._raster(raster, "zonal_stats")
-        weighting = self._raster(weights, "zonal_stats(weights=...)") if weights is not None else None
+        weighting = (
+            self._raster(weights, "zonal_stats(weights=...)") if weights is not None else None
+        )
         try:
             rows = zonal_stats(source, zones, stats, band=band, weights=weighting)
         except GeoInputError as exc:

@@ -19,8 +19,9 @@ from typing import Any, Final
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from geomint import audit
-from geomint.intake import IntakeError
+from geomint.intake import IntakeError, RasterLayer, is_tiff
 from geomint.intake import aload as intake_aload
+from geomint.intake import aload_raster as intake_aload_raster
 from geomint.provenance import LICENCE_NOT_STATED, Provenance
 from geomint.providers import bundled
 from geomint.state import MessageAdded
@@ -198,6 +199,8 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
         await _require_fetch(ctx, arguments.url)
     else:
         source, described = arguments.data, "inline data"
+    if isinstance(source, bytes) and is_tiff(source[:8]):
+        return await _add_raster(ctx, source, str(described), arguments, target)
     try:
         layer = await intake_aload(
             source,
@@ -235,6 +238,46 @@ async def _add(arguments: AddByodInput, ctx: ToolContext) -> dict[str, Any]:
     if layer.report.warnings:
         out["warnings"] = list(layer.report.warnings[:10])
     return out
+
+
+async def _add_raster(
+    ctx: ToolContext, data: bytes, name: str, arguments: AddByodInput, target: Path | None
+) -> dict[str, Any]:
+    """A GeoTIFF from an allowed folder: read confined, stored as a rasters entry."""
+    if arguments.replace is not None:
+        raise ToolError(
+            "a GeoTIFF becomes a rasters entry of its own and cannot replace a byod layer",
+            hint="call add_byod_layer again without replace",
+        )
+    loaded = await _read_raster(ctx, data, name)
+    rows, cols = loaded.raster.shape
+    await ctx.require("fetched_entry", {"label": arguments.label or name,
+                                        "raster": f"{rows:,} x {cols:,} cells"})  # fmt: skip
+    written = await ctx.write_entry(
+        kind="rasters",
+        data=loaded.raster,
+        label=arguments.label or Path(name).stem or name,
+        sources=[_provenance(name, target, ctx)],
+        show=arguments.show,
+    )
+    out: dict[str, Any] = {"entry_id": written.entry_id, "version": written.version,
+                           "format": "GeoTIFF", "raster": written.digest.get("raster"),
+                           "file": loaded.file}  # fmt: skip
+    if loaded.notes:
+        out["notes"] = list(loaded.notes)
+    return out
+
+
+async def _read_raster(ctx: ToolContext, data: bytes, name: str) -> RasterLayer:
+    try:
+        return await intake_aload_raster(
+            data, label=name, max_bytes=ctx.settings.max_upload_bytes,
+            timeout_s=max(ctx.settings.fetch_timeout_s, 30.0),
+        )  # fmt: skip
+    except IntakeError as exc:
+        problems = "; ".join(_for_the_model(p) for p in exc.problems[:5])
+        raise ToolError(f"the raster could not be loaded: {problems}",
+                        hint="nothing was stored") from None  # fmt: skip
 
 
 #: Intake's advice to a caller who can raise its limits ("pass a larger max_bytes"): the
@@ -293,6 +336,8 @@ async def upload_layer(
     limit = ctx.settings.max_upload_bytes
     if len(data) > limit:
         raise ToolError(f"{name!r} is {len(data):,} bytes; the limit is {limit:,}")
+    if is_tiff(data[:8]):
+        return await _upload_raster(ctx, data, name, before_write)
     try:
         layer = await intake_aload(
             data, label=name, max_bytes=limit, timeout_s=ctx.settings.fetch_timeout_s
@@ -318,13 +363,36 @@ async def upload_layer(
     }
 
 
+async def _upload_raster(
+    ctx: ToolContext,
+    data: bytes,
+    name: str,
+    before_write: Callable[[], Awaitable[None]] | None,
+) -> dict[str, Any]:
+    try:
+        loaded = await _read_raster(ctx, data, name)
+    except ToolError:
+        audit.record("upload_refused", size=len(data), problems=1)
+        raise
+    if before_write is not None:
+        await before_write()
+    written = await ctx.write_entry(
+        kind="rasters",
+        data=loaded.raster,
+        label=Path(name).stem or name,
+        sources=[_provenance(name, None, ctx)],
+    )
+    return {"name": name, "entry_id": written.entry_id, "label": written.label,
+            "format": "GeoTIFF", "features": 0, "warnings": list(loaded.notes)}  # fmt: skip
+
+
 ADD_BYOD_LAYER: Final = ToolEntry(
     description=(
         "Add the user's own layer (GeoJSON, GeoParquet, GeoPackage, zipped Shapefile, "
         "FlatGeobuf, KML, CSV with lon/lat or WKT) from a url, inline data, or a path in an "
         "allowed folder. It is checked, repaired where safe, reprojected to WGS 84, and "
-        "stored as a byod entry. `replace='byod-1'` writes a new version of that entry "
-        "(monitors watching it re-run)."
+        "stored as a byod entry; a GeoTIFF (from a path) becomes a rasters entry. "
+        "`replace='byod-1'` writes a new version of that entry (monitors watching it re-run)."
     ),
     input_schema=AddByodInput,
     execute=_add,

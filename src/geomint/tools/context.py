@@ -23,9 +23,9 @@ from typing import Any, Literal, Protocol, TypeVar
 from pydantic_ai.models import Model
 
 from geomint.codegen.pipeline import TurnBudget
+from geomint.geo.raster import Raster
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
-from geomint.geo.raster import Raster
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox, bytes_raster, raster_bytes
 from geomint.sandbox import Entry as SandboxEntry
 from geomint.sources import Sources

@@ -342,7 +342,9 @@ async def _fetch(arguments: FetchInput, ctx: ToolContext) -> ToolResult:
     return await _downloaded(ctx, arguments, registry_source, answer)
 
 
-async def _gridded(ctx: ToolContext, arguments: FetchInput, source: Source, grid: Grid) -> ToolResult:
+async def _gridded(
+    ctx: ToolContext, arguments: FetchInput, source: Source, grid: Grid
+) -> ToolResult:
     provenance = Provenance(
         source_id=source.id,
         title=grid.title[:500],

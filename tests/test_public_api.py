@@ -51,9 +51,9 @@ def test_ui_exports() -> None:
 def test_sandbox_exports() -> None:
     assert sorted(geomint.sandbox.__all__) == sorted([
         "CHART_TYPES", "ChartError", "CodeError", "Entry", "MapCodeError", "MapOp", "MapView",
-        "MintedFigure", "MintedLayer", "Mode", "PreparedCode", "Sandbox",
-        "SandboxResult", "Violation", "digest", "png_size", "prepare", "replay", "to_json_safe",
-        "validate_chart",
+        "MintedFigure", "MintedLayer", "MintedRaster", "Mode", "PreparedCode",
+        "RASTER_MEDIA_TYPE", "Sandbox", "SandboxResult", "Violation", "bytes_raster", "digest",
+        "png_size", "prepare", "raster_bytes", "replay", "to_json_safe", "validate_chart",
     ])  # fmt: skip
     for name in geomint.sandbox.__all__:
         assert getattr(geomint.sandbox, name) is not None
@@ -90,10 +90,14 @@ def test_intake_exports() -> None:
         "IntakeError",
         "IntakeReport",
         "Layer",
+        "RasterLayer",
         "Repair",
         "aload",
+        "aload_raster",
         "confinement_level",
+        "is_tiff",
         "load",
+        "load_raster",
         "offload",
     ]
 

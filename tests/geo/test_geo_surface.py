@@ -19,7 +19,10 @@ FUNCTIONS = [
     "section_bbox", "to_feature", "to_shapely", "union", "vertex_mean",
 ]  # fmt: skip
 TYPES = ["Cluster", "Clustering", "GeoInputError", "Matches", "Nearest", "NearestPointOnLine"]
-MODULES = ["clustering", "construction", "convert", "errors", "indexing", "measurement", "routes"]
+MODULES = [
+    "clustering", "construction", "convert", "errors", "indexing", "measurement", "raster",
+    "routes",
+]  # fmt: skip
 
 
 def test_exports_are_pinned() -> None:

@@ -26,6 +26,7 @@ ALL_KINDS = (
     "traffic_area_analytics",
     "byod",
     "tables",
+    "rasters",
 )
 
 

@@ -435,6 +435,7 @@ def resample(raster: Raster, like: Raster, method: str = "nearest") -> Raster:
     src_nodata = nodata
     if src_nodata is None and source.dtype.kind == "f":
         src_nodata = math.nan
+    algorithm = Resampling[method]  # an enum member by name, checked against RESAMPLING
     reproject(
         source,
         out,
@@ -444,7 +445,7 @@ def resample(raster: Raster, like: Raster, method: str = "nearest") -> Raster:
         dst_transform=_affine(like.transform),
         dst_crs=like.crs,
         dst_nodata=dst_nodata,
-        resampling=getattr(Resampling, method),
+        resampling=algorithm,
         init_dest_nodata=True,
     )
     return Raster(out, like.transform, like.crs, dst_nodata, label=raster.label)

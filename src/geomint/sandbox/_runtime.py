@@ -11,6 +11,7 @@ import builtins
 import contextlib
 import importlib
 import io
+import os
 import traceback
 import types
 import warnings
@@ -38,12 +39,17 @@ _MAX_WARNINGS = 10
 def load_libraries() -> dict[str, Any]:
     """Import the injected libraries once, and every module ``import`` allows (the worker
     does this before it forks; see ``policy.PREIMPORTED_MODULES`` for why)."""
+    before = set(os.environ)
     libraries = {
         name: importlib.import_module(module) for name, module in policy.INJECTED_LIBRARIES.items()
     }
     for module in policy.PREIMPORTED_MODULES:
         with contextlib.suppress(ImportError):  # an optional module missing here
             importlib.import_module(module)
+    # rasterio points GDAL and PROJ at a CA bundle for HTTPS on import; the sandbox has
+    # no network, and its environment stays the allow-listed one the template was given.
+    for added in set(os.environ) - before:
+        del os.environ[added]
     return libraries
 
 

@@ -66,6 +66,17 @@ KIND_DOCS: Final[dict[str, str]] = {
         "as text. Mint a figure read off one row with mint.value(x, label, unit=..., "
         "period=row['period']): the card then shows that period beside the source's."
     ),
+    "rasters": (
+        "`rasters`: a Raster (not features): `.array` (rows, cols) or (bands, rows, cols), "
+        "read-only; `.transform` (a, b, c, d, e, f), `.crs`, `.nodata`, `.res`, `.bounds` "
+        "(in its CRS), `.values()` (band 1 as float, nodata as NaN), `.with_array(a)` (the "
+        "same grid with other values). `rasters` is the first asked; `rasters_by_entry` has "
+        "them all. Use `zonal_stats(raster, zones, ['sum', 'mean', 'count', 'min', 'max'], "
+        "unit=...)` (exact cell coverage; mints a labelled figure per zone and statistic, up "
+        "to 40), `load('rasters-2', like='rasters-1', method='sum'|'average'|'nearest')` "
+        "(onto another grid, nodata left out), `cell_area(raster)` (m² per cell), and "
+        "`mint.layer(raster, label)` to show a computed raster."
+    ),
 }
 
 _LIBRARIES: Final = (
@@ -76,7 +87,8 @@ _LIBRARIES: Final = (
     "A FeatureCollection input has `.to_geodataframe()`. Mint every number a person will read "
     "with `mint.value(x, label, unit=..., period=None)` (period: the one its rows refer to, "
     "when they carry one) and every layer to show with "
-    "`mint.layer(geojson_or_gdf, label)`; the ids they get are in the tool's result. "
+    "`mint.layer(geojson_or_gdf_or_raster, label)`; the ids they get are in the tool's result. "
+    "Rasters: `zonal_stats`, `load`, `cell_area`, `Raster` (see the rasters kind). "
     "The body is a function body: end with `return ...` (plain JSON data). No network, no "
     "files."
 )

@@ -22,7 +22,7 @@ import numpy as np
 
 
 def _polygons(size: int, count: int) -> list[Any]:
-    import shapely  # noqa: PLC0415
+    import shapely
 
     rng = np.random.default_rng(1)
     margin = 200
@@ -47,11 +47,11 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--zones", type=int, default=1_000)
     args = parser.parse_args()
-    import geopandas as gpd  # noqa: PLC0415
-    from affine import Affine  # noqa: PLC0415
-    from rasterstats import zonal_stats as rs_zonal_stats  # noqa: PLC0415
+    import geopandas as gpd
+    from affine import Affine
+    from rasterstats import zonal_stats as rs_zonal_stats
 
-    from geomint.geo.raster import Raster, zonal_stats  # noqa: PLC0415
+    from geomint.geo.raster import Raster, zonal_stats
 
     size = args.size
     array = np.random.default_rng(0).random((size, size), dtype=np.float32)

@@ -3,14 +3,18 @@ recipe, and code over it mints labelled figures that rest on the grid's provenan
 
 from __future__ import annotations
 
+from typing import get_args
+
 import pytest
 
+from geomint.geo.raster import STATS
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.connectors.bundled import BundledConnector
 from geomint.sources.registry import bundled_sources
 from geomint.state import LayerMinted, ValueMinted
 from geomint.store import MemoryStore
-from geomint.tools import ToolContext
+from geomint.tools import ToolContext, ToolError
+from geomint.tools.rasters import Stat
 
 from .conftest import MakeCtx
 from .helpers import call
@@ -88,3 +92,43 @@ async def test_zonal_stats_in_code_mints_figures_resting_on_the_grid(ctx: ToolCo
     assert model["result"]["coarse"] <= 1346
     derived = {v.entry_id for v in ctx.workspace.entries["rasters-2"].latest.derived_from}
     assert derived == {"rasters-1", "geometries-1"}
+
+
+async def test_the_zonal_stats_tool_mints_per_zone_and_shows_its_code(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {}})
+    halves = {"type": "FeatureCollection", "features": [
+        {"type": "Feature", "properties": {"name": "West"}, "geometry": {"type": "Polygon",
+         "coordinates": [[[24.93, 60.16], [24.944, 60.16], [24.944, 60.18], [24.93, 60.18],
+                          [24.93, 60.16]]]}},
+        {"type": "Feature", "properties": {"name": "East"}, "geometry": {"type": "Polygon",
+         "coordinates": [[[24.944, 60.16], [24.96, 60.16], [24.96, 60.18], [24.944, 60.18],
+                          [24.944, 60.16]]]}}]}  # fmt: skip
+    await ctx.write_entry(kind="geometries", data=halves, label="two halves")
+    result = await call(
+        ctx,
+        "zonal_stats",
+        {
+            "raster_entry_id": "rasters-1",
+            "zones_entry_id": "geometries-1",
+            "stats": ["sum"],
+            "label": "points of interest",
+        },
+    )
+    model = result.model
+    assert model["ok"], model
+    labels = [f["label"] for f in model["figures"]]
+    assert labels == ["sum of points of interest in West", "sum of points of interest in East"]
+    # The halves split the grid's cells by coverage, so together they hold every point.
+    assert sum(f["value"] for f in model["figures"]) == pytest.approx(1346)
+    assert "zonal_stats('rasters-1', geometries_by_entry['geometries-1']" in model["code"]
+
+
+async def test_zones_that_are_a_raster_are_refused(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {}})
+    with pytest.raises(ToolError, match="polygons, not a raster"):
+        await call(ctx, "zonal_stats", {"raster_entry_id": "rasters-1",
+                                        "zones_entry_id": "rasters-1"})  # fmt: skip
+
+
+def test_the_tool_offers_every_statistic_the_operation_computes() -> None:
+    assert set(get_args(Stat)) == set(STATS)

@@ -102,6 +102,7 @@ def _no_real_home(
         "GEOMINT_MODEL",
         "GEOMINT_PROVIDER",
         "TOMTOM_API_KEY",
+        "GEOMINT_HAPI_APP_IDENTIFIER",
         "OPENAI_API_KEY",
         "ANTHROPIC_API_KEY",
         "OPENAI_BASE_URL",

@@ -12,14 +12,16 @@ import pytest
 from geomint.sources.connectors import (
     CkanConnector,
     Connector,
+    HapiConnector,
     SdmxConnector,
     WorldBankConnector,
 )
+from geomint.sources.connectors.hapi import ENDPOINTS
 from geomint.sources.connectors.sdmx import AGENCIES
 from geomint.sources.model import Source
 
 CONNECTORS: dict[str, Connector] = {
-    c.name: c for c in (WorldBankConnector(), SdmxConnector(), CkanConnector())
+    c.name: c for c in (WorldBankConnector(), SdmxConnector(), CkanConnector(), HapiConnector())
 }
 ROWS: list[dict[str, Any]] = json.loads(
     (resources.files("geomint.sources") / "catalogue" / "live.json").read_text("utf-8")
@@ -50,6 +52,14 @@ def test_each_row_has_the_settings_its_connector_reads(source: Source) -> None:
         for declared in source.filters:
             if declared.key not in ("unit", "period"):
                 assert "{" + declared.key + "}" in str(config["key"])
+    elif source.connector == "hapi":
+        endpoint = ENDPOINTS[str(config["endpoint"])]
+        assert {f.key for f in source.filters} <= endpoint.keys
+        defaults = config.get("defaults", {})
+        assert isinstance(defaults, dict) and set(defaults) <= endpoint.keys
+        # HAPI gives no licence per row: the row says where each row's licence is.
+        assert "resource_hdx_id" in source.licence
+        assert "resource_hdx_id" in {c.name for c in source.profile.columns}
     else:
         assert str(config["base_url"]).startswith("https://")
         assert source.licence == "per dataset (see each result)"
@@ -59,3 +69,5 @@ def test_periods_are_explained_where_they_differ() -> None:
     by_id = {source.id: source for source in SOURCES}
     assert "midyear" in by_id["worldbank-population"].guidance
     assert "1 January" in by_id["eurostat-population-1-january"].guidance
+    assert "projections" in by_id["hdx-hapi-baseline-population"].guidance
+    assert "plan year" in by_id["hdx-hapi-humanitarian-needs"].guidance

@@ -9,9 +9,9 @@ One object per agent. It answers the three questions the open-data tools ask:
 * :meth:`Sources.read`: read one cell or land a table (the connectors, through
   :mod:`geomint.http`).
 
-Live connectors (the World Bank, SDMX, CKAN) need the network; with ``live=False`` (the
-default: geomint's main job runs offline) their sources are not offered as hits, and
-every result says which of them matched, so the model knows they exist.
+Live connectors (the World Bank, SDMX, CKAN, HDX HAPI) need the network; with
+``live=False`` (the default: geomint's main job runs offline) their sources are not offered
+as hits, and every result says which of them matched, so the model knows they exist.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ from geomint.sources.spine import Place, Spine, UnknownPlaceError, spine
 
 __all__ = ["Found", "Resolved", "Sources", "default_connectors"]
 
-#: Set to 1 to offer the live sources (World Bank, SDMX, CKAN) where the network allows.
+#: Set to 1 to offer the live sources (World Bank, SDMX, CKAN, HDX HAPI) where the network
+#: allows.
 LIVE_ENV: Final = "GEOMINT_SOURCES_LIVE"
 _MAX_TOP: Final = 20
 
@@ -52,7 +53,7 @@ def default_connectors() -> dict[str, Connector]:
     from geomint.sources import connectors  # noqa: PLC0415 - the live ones import sdmx1
 
     found: dict[str, Connector] = {"bundled": BundledConnector()}
-    for name in ("WorldBankConnector", "SdmxConnector", "CkanConnector"):
+    for name in ("WorldBankConnector", "SdmxConnector", "CkanConnector", "HapiConnector"):
         made = getattr(connectors, name, None)
         if made is not None:
             instance = made()

@@ -19,6 +19,13 @@ FINLAND = Unit(id="country:FIN", name="Finland", level="country", iso2="FI", iso
 SWEDEN = Unit(id="country:SWE", name="Sweden", level="country", iso2="SE", iso3="SWE", m49=752)
 GREECE = Unit(id="country:GRC", name="Greece", level="country", iso2="GR", iso3="GRC", m49=300)
 HELSINKI = Unit(id="city:658225", name="Helsinki", level="city", geonameid=658225, country="FIN")
+AFGHANISTAN = Unit(
+    id="country:AFG", name="Afghanistan", level="country", iso2="AF", iso3="AFG", m49=4
+)
+SUDAN = Unit(id="country:SDN", name="Sudan", level="country", iso2="SD", iso3="SDN", m49=729)
+KABUL_PROVINCE = Unit(
+    id="admin1:AF-KAB", name="Kabul", level="admin1", iso2="AF-KAB", country="AFG"
+)
 
 
 def live_source(source_id: str, **config: Any) -> Source:

@@ -7,7 +7,9 @@ it returns, the :class:`SourceFetchError` it raises). The connectors for web ser
 * :class:`WorldBankConnector`: the World Bank Indicators API v2;
 * :class:`SdmxConnector`: SDMX data services (Eurostat, the OECD, the ILO), parsed by
   ``sdmx1`` from bytes :mod:`geomint.http` fetched;
-* :class:`CkanConnector`: CKAN open-data portals (search, list, download).
+* :class:`CkanConnector`: CKAN open-data portals (search, list, download);
+* :class:`HapiConnector`: HDX HAPI, the Humanitarian Data Exchange's API (population by
+  division, sex and age; humanitarian needs; refugees; food security; who works where).
 
 Each sends its requests through :mod:`geomint.http` under the request's policy, so a
 test answers them with a ``ScriptedTransport`` or a recorded-response server.
@@ -31,6 +33,7 @@ from geomint.sources.connectors.base import (
     Unit,
 )
 from geomint.sources.connectors.ckan import CkanConnector
+from geomint.sources.connectors.hapi import HapiConnector
 from geomint.sources.connectors.sdmx import SdmxConnector
 from geomint.sources.connectors.worldbank import WorldBankConnector
 
@@ -42,6 +45,7 @@ __all__ = [
     "Connector",
     "Download",
     "FetchErrorKind",
+    "HapiConnector",
     "ListedDataset",
     "ListedResource",
     "Listing",

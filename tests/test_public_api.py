@@ -113,6 +113,7 @@ def test_confine_exports() -> None:
         "ConfineConfig",
         "ConfinementError",
         "ConfinementRefusedError",
+        "Pool",
         "WorkerProcess",
         "WorkerStartError",
         "confine",

@@ -14,6 +14,7 @@ from geomint.sources.connectors import (
     Connector,
     HapiConnector,
     SdmxConnector,
+    StacConnector,
     WorldBankConnector,
 )
 from geomint.sources.connectors.hapi import ENDPOINTS
@@ -21,7 +22,14 @@ from geomint.sources.connectors.sdmx import AGENCIES
 from geomint.sources.model import Source
 
 CONNECTORS: dict[str, Connector] = {
-    c.name: c for c in (WorldBankConnector(), SdmxConnector(), CkanConnector(), HapiConnector())
+    c.name: c
+    for c in (
+        WorldBankConnector(),
+        SdmxConnector(),
+        CkanConnector(),
+        HapiConnector(),
+        StacConnector(),
+    )
 }
 ROWS: list[dict[str, Any]] = json.loads(
     (resources.files("geomint.sources") / "catalogue" / "live.json").read_text("utf-8")
@@ -60,6 +68,14 @@ def test_each_row_has_the_settings_its_connector_reads(source: Source) -> None:
         # HAPI gives no licence per row: the row says where each row's licence is.
         assert "resource_hdx_id" in source.licence
         assert "resource_hdx_id" in {c.name for c in source.profile.columns}
+    elif source.connector == "stac":
+        assert str(config["api_url"]).startswith("https://")
+        assert isinstance(config["collection"], str)
+        assert isinstance(config["asset"], str)
+        assert source.modality == "raster"
+        # cloud cover is a filter only where the items carry it
+        has_cloud = source.filter_key("max_cloud_cover") is not None
+        assert has_cloud == (config.get("cloud_cover") is True)
     else:
         assert str(config["base_url"]).startswith("https://")
         assert source.licence == "per dataset (see each result)"

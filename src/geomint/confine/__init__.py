@@ -6,7 +6,10 @@ confines itself with every layer the machine offers before it reads a byte of it
 request (a minimal root of read-only libraries, network, mount, IPC and UTS namespaces,
 a private scratch tmpfs, resource limits, Landlock, an unprivileged uid, a seccomp
 filter). The host owns the wall clock and ends a child with SIGKILL through its pidfd.
-What each child reached is reported, never assumed.
+What each child reached is reported, never assumed. A :class:`Pool` keeps one
+handler's template and the turns its callers wait for; :meth:`Child.converse` lets a
+child ask the host for what only the host may do (a byte range of a remote file) while
+it works.
 
 This layer imports nothing else of geomint's: ``sandbox`` and ``intake`` sit above it.
 """
@@ -22,6 +25,7 @@ from geomint.confine._host import (
     worker_environment,
 )
 from geomint.confine._layers import ConfineConfig, ConfinementError, confine, default_read_paths
+from geomint.confine._pool import Pool
 
 __all__ = [
     "CallTimeoutError",
@@ -31,6 +35,7 @@ __all__ = [
     "ConfineConfig",
     "ConfinementError",
     "ConfinementRefusedError",
+    "Pool",
     "WorkerProcess",
     "WorkerStartError",
     "confine",

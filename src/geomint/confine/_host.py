@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -95,35 +96,89 @@ class Child:
             OverflowError: The reply was over ``max_reply`` bytes; the child was killed.
         """
         deadline = time.monotonic() + timeout_s
-        try:
-            self._timed(deadline)
-            _protocol.send_descriptors(self.sock, fds or [])
-            _protocol.write_frame(self.sock, payload)
-            self._timed(deadline)
-            try:
-                status = _protocol.read_exact(self.sock, 1)
-            except (EOFError, ConnectionResetError) as exc:
-                raise ChildLostError("the child was gone before it ran any code") from exc
-            if status == _protocol.REFUSED:
-                reason = _protocol.read_frame(self.sock, limit=1000).decode(errors="replace")
-                raise ConfinementRefusedError(reason)
-            if status != _protocol.READY:
-                raise ChildDiedError("the child broke the protocol before running any code")
+        with self._guarded(timeout_s):
+            self._start(payload, fds, deadline)
             return self._read_reply(deadline, max_reply)
+        raise AssertionError("unreachable")  # pragma: no cover - _guarded re-raises
+
+    def converse(
+        self,
+        payload: bytes,
+        *,
+        timeout_s: float,
+        max_reply: int,
+        answer: Callable[[bytes], bytes],
+        max_question: int = 1 << 16,
+        max_questions: int = 256,
+        fds: list[int] | None = None,
+    ) -> bytes:
+        """Send one request, answer the child's questions, and return its final answer.
+
+        For a child that needs something only the host may do while it works (a byte
+        range of a remote file, which it cannot fetch: it has no network). The child
+        asks with :func:`geomint.confine._wire.ask` and ends with
+        :func:`~geomint.confine._wire.write_answer`; each question is handed to
+        ``answer`` on this thread, and what it returns is sent back. The wall clock
+        covers the answering too. A question is hostile input like any reply: it is
+        read up to ``max_question`` bytes, and at most ``max_questions`` are answered.
+
+        Raises:
+            CallTimeoutError: The wall clock ran out; the child has been killed.
+            ChildDiedError: The child closed its socket without a final answer, or
+                broke the protocol.
+            ConfinementRefusedError: The child could not confine itself.
+            OverflowError: A question or the answer was over its limit, or the child
+                asked more than ``max_questions``; the child was killed.
+            Exception: Whatever ``answer`` raised (the child was killed first).
+        """
+        deadline = time.monotonic() + timeout_s
+        asked = 0
+        with self._guarded(timeout_s):
+            self._start(payload, fds, deadline)
+            while True:
+                kind, body = self._read_tagged(deadline, max_reply, max_question)
+                if kind == _protocol.ANSWER:
+                    return body
+                asked += 1
+                if asked > max_questions:
+                    raise OverflowError(f"the child asked more than {max_questions} questions")
+                reply = answer(body)
+                self._timed(deadline)
+                _protocol.write_frame(self.sock, reply)
+        raise AssertionError("unreachable")  # pragma: no cover - _guarded re-raises
+
+    @contextlib.contextmanager
+    def _guarded(self, timeout_s: float) -> Iterator[None]:
+        """Tell the call's failures as this module's errors; kill the child in any case."""
+        try:
+            yield
         except TimeoutError as exc:
             self.kill()
             raise CallTimeoutError(f"killed after {timeout_s:g} s") from exc
         except (EOFError, BrokenPipeError, ConnectionResetError) as exc:
             self.kill()
             raise ChildDiedError(str(exc)) from exc
-        except OverflowError:
-            self.kill()
-            raise
         finally:
             # Also after a complete reply: a child that sent one early (forged on its
             # socket, or with its exit patched away) must not outlive its call.
             self.kill()
             self.close()
+
+    def _start(self, payload: bytes, fds: list[int] | None, deadline: float) -> None:
+        """Send the request and wait until the child says it is confined and ready."""
+        self._timed(deadline)
+        _protocol.send_descriptors(self.sock, fds or [])
+        _protocol.write_frame(self.sock, payload)
+        self._timed(deadline)
+        try:
+            status = _protocol.read_exact(self.sock, 1)
+        except (EOFError, ConnectionResetError) as exc:
+            raise ChildLostError("the child was gone before it ran any code") from exc
+        if status == _protocol.REFUSED:
+            reason = _protocol.read_frame(self.sock, limit=1000).decode(errors="replace")
+            raise ConfinementRefusedError(reason)
+        if status != _protocol.READY:
+            raise ChildDiedError("the child broke the protocol before running any code")
 
     def prefetch(self, payload: bytes, fds: list[int]) -> bool:
         """Send entries for the child to build ahead; False if it is already gone."""
@@ -142,16 +197,28 @@ class Child:
         self.sock.settimeout(remaining)
 
     def _read_reply(self, deadline: float, max_reply: int) -> bytes:
-        header = b""
-        while len(header) < 4:
-            self._timed(deadline)
-            chunk = self.sock.recv(4 - len(header))
-            if not chunk:
-                raise EOFError("the child exited before replying")
-            header += chunk
-        size = int.from_bytes(header, "big")
+        size = int.from_bytes(self._read_exactly(4, deadline), "big")
         if size > max_reply:
             raise OverflowError(f"reply of {size:,} bytes is over the limit of {max_reply:,}")
+        return self._read_exactly(size, deadline)
+
+    def _read_tagged(
+        self, deadline: float, max_reply: int, max_question: int
+    ) -> tuple[bytes, bytes]:
+        """One frame of a conversation: its kind (question or answer) and its body."""
+        size = int.from_bytes(self._read_exactly(4, deadline), "big")
+        if size == 0:
+            raise ChildDiedError("the child sent an empty frame in a conversation")
+        kind = self._read_exactly(1, deadline)
+        if kind not in (_protocol.QUESTION, _protocol.ANSWER):
+            raise ChildDiedError("the child broke the conversation's protocol")
+        limit = max_reply if kind == _protocol.ANSWER else max_question
+        if size - 1 > limit:
+            what = "answer" if kind == _protocol.ANSWER else "question"
+            raise OverflowError(f"{what} of {size - 1:,} bytes is over the limit of {limit:,}")
+        return kind, self._read_exactly(size - 1, deadline)
+
+    def _read_exactly(self, size: int, deadline: float) -> bytes:
         buffer = bytearray(size)
         view = memoryview(buffer)
         got = 0
@@ -159,7 +226,7 @@ class Child:
             self._timed(deadline)
             n = self.sock.recv_into(view[got:], size - got)
             if n == 0:
-                raise EOFError("the child exited in the middle of its reply")
+                raise EOFError("the child exited before its reply was complete")
             got += n
         return bytes(buffer)
 

@@ -12,12 +12,16 @@ import struct
 from typing import Final
 
 __all__ = [
+    "ANSWER",
+    "QUESTION",
     "READY",
     "REFUSED",
+    "ask",
     "read_exact",
     "read_frame",
     "receive_descriptors",
     "send_descriptors",
+    "write_answer",
     "write_frame",
 ]
 
@@ -25,6 +29,11 @@ __all__ = [
 READY: Final = b"R"
 #: The child could not confine itself; a frame with the reason follows.
 REFUSED: Final = b"F"
+#: In a conversation (:meth:`geomint.confine.Child.converse`), the first byte of a
+#: frame the child sends: a question the host answers, then more frames may follow...
+QUESTION: Final = b"?"
+#: ...or the child's final answer, after which it sends nothing more.
+ANSWER: Final = b"="
 _HEADER = struct.Struct(">I")
 
 
@@ -74,3 +83,19 @@ def read_frame(sock: socket.socket, *, limit: int) -> bytes:
     if size > limit:
         raise OverflowError(f"frame of {size:,} bytes is over the limit of {limit:,}")
     return read_exact(sock, size)
+
+
+def ask(sock: socket.socket, question: bytes, *, limit: int) -> bytes:
+    """Ask the host a question in a conversation and return its reply (the child side).
+
+    Raises:
+        OverflowError: The reply is longer than ``limit``.
+        EOFError: The host closed the socket (it refused the question, or gave up).
+    """
+    write_frame(sock, QUESTION + question)
+    return read_frame(sock, limit=limit)
+
+
+def write_answer(sock: socket.socket, payload: bytes) -> None:
+    """End a conversation with the child's final answer (the child side)."""
+    write_frame(sock, ANSWER + payload)

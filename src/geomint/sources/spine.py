@@ -249,6 +249,7 @@ class Spine:
             m49=int(m49) if m49 is not None else None,
             geonameid=int(geonameid) if geonameid is not None else None,
             country=place.country,
+            bbox=place.bbox,
         )
 
 

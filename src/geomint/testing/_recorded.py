@@ -53,6 +53,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 __all__ = ["RecordedReply", "RecordedRequest", "RecordedRoute", "RecordedServer"]
 
 QueryRule = str | re.Pattern[str] | None
+_RANGE = re.compile(r"bytes=(\d{1,18})-(\d{0,18})")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +68,10 @@ class RecordedReply:
         content_type: The ``Content-Type``.
         delay_s: Seconds to wait before answering (a slow service); the wait ends early
             when the server stops.
+        ranges: Answer a ``Range: bytes=a-b`` request with ``206 Partial Content`` and
+            only those bytes (read from the file without loading the rest), as a file
+            server does; when False, a ``Range`` header is ignored and the whole body
+            sent (as a server that does not serve ranges).
     """
 
     status: int = 200
@@ -75,6 +80,7 @@ class RecordedReply:
     headers: Mapping[str, str] = field(default_factory=dict)
     content_type: str = "application/json"
     delay_s: float = 0.0
+    ranges: bool = False
 
 
 @dataclass(kw_only=True)
@@ -88,6 +94,7 @@ class RecordedRoute:
             to match in full, or None for any value.
         replies: The answers, one per matching request; the last is given again after.
         hits: How many requests this route answered.
+        bytes_sent: How many body bytes it sent in all (what a client's reads cost).
     """
 
     method: str
@@ -95,6 +102,7 @@ class RecordedRoute:
     query: Mapping[str, QueryRule]
     replies: Sequence[RecordedReply]
     hits: int = 0
+    bytes_sent: int = 0
 
     def matches(self, method: str, path: str, query: Mapping[str, list[str]]) -> bool:
         """Whether this route answers a request."""
@@ -184,20 +192,24 @@ class _Handler(BaseHTTPRequestHandler):
             body=self.rfile.read(length) if length else b"",
             url=self.path,
         )
-        reply = owner._reply_for(seen)
+        route, reply = owner._reply_for(seen)
         if reply.delay_s and owner._stopping.wait(reply.delay_s):
             return
-        body = owner._body_of(reply)
+        status, body, extra = owner._ranged(reply, seen.headers.get("range"))
         try:
-            self.send_response(reply.status)
+            self.send_response(status)
             self.send_header("Content-Type", reply.content_type)
             self.send_header("Content-Length", str(len(body)))
-            for name, value in reply.headers.items():
+            for name, value in {**reply.headers, **extra}.items():
                 self.send_header(name, value)
             self.end_headers()
             self.wfile.write(body)
         except OSError:
             pass  # the client gave up waiting
+        else:
+            if route is not None:
+                with owner._lock:
+                    route.bytes_sent += len(body)
 
 
 class RecordedServer:
@@ -281,12 +293,14 @@ class RecordedServer:
         headers: Mapping[str, str] | None = None,
         content_type: str = "application/json",
         delay_s: float = 0.0,
+        ranges: bool = False,
         replies: Sequence[RecordedReply] | None = None,
     ) -> RecordedRoute:
         """Answer matching requests, ahead of every route added before.
 
-        Either describe one reply (``status``, ``body`` or ``file``, ``headers``...) or
-        give ``replies``, served in turn with the last one repeating: a 429 then a 200.
+        Either describe one reply (``status``, ``body`` or ``file``, ``headers``,
+        ``ranges``...) or give ``replies``, served in turn with the last one repeating:
+        a 429 then a 200.
         """
         given = (
             list(replies)
@@ -299,6 +313,7 @@ class RecordedServer:
                     headers=dict(headers or {}),
                     content_type=content_type,
                     delay_s=delay_s,
+                    ranges=ranges,
                 )
             ]
         )
@@ -361,15 +376,40 @@ class RecordedServer:
             raise FileNotFoundError(f"no recorded response {path}")
         return path
 
-    def _reply_for(self, seen: RecordedRequest) -> RecordedReply:
+    def _reply_for(self, seen: RecordedRequest) -> tuple[RecordedRoute | None, RecordedReply]:
         with self._lock:
             self.requests.append(seen)
             for route in [*reversed(self._added), *reversed(self._recorded)]:
                 if route.matches(seen.method, seen.path, seen.query):
-                    return route.next_reply()
+                    return route, route.next_reply()
             self.unmatched.append(seen)
         problem = {"error": f"no recorded response for {seen.method} {seen.path}"}
-        return RecordedReply(status=404, body=json.dumps(problem))
+        return None, RecordedReply(status=404, body=json.dumps(problem))
+
+    def _ranged(self, reply: RecordedReply, asked: str | None) -> tuple[int, bytes, dict[str, str]]:
+        """The status, body and extra headers of a reply, one range of it if asked."""
+        found = _RANGE.fullmatch(asked.strip()) if asked and reply.ranges else None
+        if found is None or reply.status != 200:
+            extra = {"Accept-Ranges": "bytes"} if reply.ranges else {}
+            return reply.status, self._body_of(reply), extra
+        size = self._size_of(reply)
+        start = int(found[1])
+        end = min(int(found[2]) if found[2] else size - 1, size - 1)
+        if start >= size or end < start:
+            return 416, b"", {"Content-Range": f"bytes */{size}"}
+        if reply.file is not None:
+            with self._file(reply.file).open("rb") as source:
+                source.seek(start)
+                body = source.read(end - start + 1)
+        else:
+            body = self._body_of(reply)[start : end + 1]
+        return 206, body, {"Content-Range": f"bytes {start}-{end}/{size}",
+                           "Accept-Ranges": "bytes"}  # fmt: skip
+
+    def _size_of(self, reply: RecordedReply) -> int:
+        if reply.file is not None:
+            return self._file(reply.file).stat().st_size
+        return len(self._body_of(reply))
 
     def _body_of(self, reply: RecordedReply) -> bytes:
         if reply.file is not None:

@@ -4,12 +4,14 @@ of hand-written recordings, a request policy that never waits, and spine units."
 from __future__ import annotations
 
 import json
+import struct
+from collections.abc import Callable, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from geomint.http import RequestPolicy
-from geomint.sources.connectors import _sdmx_child
+from geomint.sources.connectors import _cog_child, _sdmx_child
 from geomint.sources.connectors.base import Unit
 from geomint.sources.model import Source
 
@@ -51,3 +53,28 @@ def sdmx_in_process(body: bytes, timeout_s: float, what: str) -> bytes:
     """The SDMX child's parse, run in this process: everything but the process boundary
     (the installed geomint, not this tree, is what a confined child imports)."""
     return _sdmx_child.answer(body)
+
+
+def cog_in_process(payload: bytes, answer: Callable[[bytes], bytes], timeout_s: float) -> bytes:
+    """The raster child's read, run in this process over the same questions and answers
+    (the host's range fetcher answers them): everything but the process boundary."""
+    (length,) = struct.unpack_from("<I", payload)
+    request = json.loads(payload[4 : 4 + length])
+    refused: list[Exception] = []
+
+    def ask(ranges: Sequence[tuple[int, int]]) -> list[bytes]:
+        try:
+            reply = answer(b"".join(struct.pack("<QQ", offset, size) for offset, size in ranges))
+        except Exception as exc:  # the host refused: a real child is killed here
+            refused.append(exc)
+            reply = bytes(sum(size for _, size in ranges))
+        parts, at = [], 0
+        for _, size in ranges:
+            parts.append(reply[at : at + size])
+            at += size
+        return parts
+
+    answered = _cog_child.answer(request, payload[4 + length :], ask)
+    if refused:
+        raise refused[0]
+    return answered

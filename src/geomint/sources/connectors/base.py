@@ -128,6 +128,8 @@ class Unit:
         m49: UN M49 numeric code, for a country.
         geonameid: GeoNames id, for a city.
         country: The ISO alpha-3 code of the country it lies in.
+        bbox: Its bounding box ``(west, south, east, north)`` in degrees, or None for a
+            point (a city): what a raster read covers when no other area is given.
     """
 
     id: str
@@ -138,6 +140,7 @@ class Unit:
     m49: int | None = None
     geonameid: int | None = None
     country: str | None = None
+    bbox: tuple[float, float, float, float] | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,7 +9,7 @@ One object per agent. It answers the three questions the open-data tools ask:
 * :meth:`Sources.read`: read one cell or land a table (the connectors, through
   :mod:`geomint.http`).
 
-Live connectors (the World Bank, SDMX, CKAN, HDX HAPI) need the network; with
+Live connectors (the World Bank, SDMX, CKAN, HDX HAPI, STAC) need the network; with
 ``live=False`` (the default: geomint's main job runs offline) their sources are not offered
 as hits, and every result says which of them matched, so the model knows they exist.
 """
@@ -53,7 +53,13 @@ def default_connectors() -> dict[str, Connector]:
     from geomint.sources import connectors  # noqa: PLC0415 - the live ones import sdmx1
 
     found: dict[str, Connector] = {"bundled": BundledConnector()}
-    for name in ("WorldBankConnector", "SdmxConnector", "CkanConnector", "HapiConnector"):
+    for name in (
+        "WorldBankConnector",
+        "SdmxConnector",
+        "CkanConnector",
+        "HapiConnector",
+        "StacConnector",
+    ):
         made = getattr(connectors, name, None)
         if made is not None:
             instance = made()

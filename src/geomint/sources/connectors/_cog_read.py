@@ -385,7 +385,7 @@ def _encode(
     """Read the window and encode it: header, CRS text, the cells as binary."""
     cells = dataset.read(band, window=window)
     dtype = np.dtype(cells.dtype.name).newbyteorder("<")
-    crs = dataset.crs.to_string().encode()
+    crs: bytes = dataset.crs.to_string().encode()
     nodata = dataset.nodatavals[band - 1]
     a, b, c, d, e, f = tuple(dataset.transform)[:6]
     col, row = int(window.col_off), int(window.row_off)

@@ -76,8 +76,17 @@ def _make(path: Path, size: int) -> None:
             rows = min(2048, size - row)
             band = (rng.random((rows, size), dtype=np.float32) * 300).astype("float32")
             dataset.write(band, 1, window=Window(0, row, size, rows))
-    gdal_copy(staging, path, driver="COG", compress="DEFLATE", level=1, blocksize=512,
-              overview_resampling="average", bigtiff="YES", num_threads="ALL_CPUS")  # fmt: skip
+    gdal_copy(
+        staging,
+        path,
+        driver="COG",
+        compress="DEFLATE",
+        level=1,
+        blocksize=512,
+        overview_resampling="average",
+        bigtiff="YES",
+        num_threads="ALL_CPUS",
+    )
     staging.unlink()
 
 
@@ -114,9 +123,16 @@ def _serve(server: RecordedServer, path: Path, size: int) -> None:
         "bbox": bbox,
         "geometry": {
             "type": "Polygon",
-            "coordinates": [[[bbox[0], bbox[1]], [bbox[2], bbox[1]], [bbox[2], bbox[3]],
-                             [bbox[0], bbox[3]], [bbox[0], bbox[1]]]],
-        },  # fmt: skip
+            "coordinates": [
+                [
+                    [bbox[0], bbox[1]],
+                    [bbox[2], bbox[1]],
+                    [bbox[2], bbox[3]],
+                    [bbox[0], bbox[3]],
+                    [bbox[0], bbox[1]],
+                ]
+            ],
+        },
         "properties": {"datetime": "2026-01-01T00:00:00Z", "proj:epsg": 3067},
         "links": [],
         "assets": {
@@ -136,8 +152,7 @@ def _serve(server: RecordedServer, path: Path, size: int) -> None:
     }
     server.add("GET", "/collections/bench", body=json.dumps(collection))
     server.add("POST", "/search", body=json.dumps(search), content_type="application/geo+json")
-    server.add("GET", f"/files/{path.name}", file=path.name, content_type="image/tiff",
-               ranges=True)  # fmt: skip
+    server.add("GET", f"/files/{path.name}", file=path.name, content_type="image/tiff", ranges=True)
 
 
 def _bboxes(count: int, size: int) -> list[str]:

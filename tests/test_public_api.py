@@ -39,9 +39,10 @@ def test_ui_exports() -> None:
         "FigureCard", "FigurePart", "LayerCard", "MapChangePart", "MapUndonePart", "MissPart",
         "MonitorRanPart",
         "MonitorSwitchedPart", "ObservationPart", "Part", "ProgressPart", "Projector",
-        "QuestionPart", "RunEndedPart", "RunStartedPart", "TextDeltaPart", "TextPart",
+        "QuestionPart", "RasterView", "RunEndedPart", "RunStartedPart", "TextDeltaPart", "TextPart",
         "ToolCallPart", "ToolResultPart", "UploadPart", "ViewPart", "approval_preview",
         "chat_parts", "entry_url", "figure_card", "is_durable", "parts_of",
+        "raster_url", "raster_view",
     ])  # fmt: skip
     for name in geomint.ui.__all__:
         assert getattr(geomint.ui, name) is not None

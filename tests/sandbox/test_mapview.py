@@ -241,3 +241,62 @@ def test_mapview_is_not_an_input_name(in_process: Sandbox) -> None:
 def test_bodies_without_a_mapview_do_not_see_one(in_process: Sandbox) -> None:
     result = in_process.run("return mapview")
     assert not result.ok and result.error is not None and result.error.type == "NameError"
+
+
+RASTER_STYLE: dict[str, Any] = {
+    "sources": {"rasters-1": {"type": "image", "geomint": True, "coordinates": [
+        [24.9, 60.2], [25.0, 60.2], [25.0, 60.1], [24.9, 60.1]]}},
+    "layers": [{"id": "rasters-1-raster", "type": "raster", "source": "rasters-1",
+                "geomint": True}],
+    "entries": ["rasters-1"],
+    "rasters": {"rasters-1": {"coordinates": [[24.9, 60.2], [25.0, 60.2], [25.0, 60.1],
+                                              [24.9, 60.1]], "version": 2}},
+    "chat": "c1",
+}  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        {"type": "image", "data": "rasters-1"},
+        {"type": "image", "url": "/api/chats/c1/entries/rasters-1/raster.png"},
+        {"type": "image", "url": "/api/chats/c1/entries/rasters-1/raster.png?version=2"},
+    ],
+)
+def test_an_image_of_a_raster_entry_names_it_and_takes_its_corners(source: Any) -> None:
+    view = MapView(RASTER_STYLE)
+    view.add_source("grid", source)
+    added = view.diff()["added"]["sources"]["grid"]  # type: ignore[index, call-overload]
+    corners = RASTER_STYLE["rasters"]["rasters-1"]["coordinates"]
+    assert added == {"type": "image", "raster": {"entry": "rasters-1"}, "coordinates": corners}
+    # The host replays the record, and gets the same.
+    again = replay(RASTER_STYLE, view.ops)
+    assert again.diff() == view.diff()
+    assert not view.images  # no pixels travel: the page draws geomint's own picture
+
+
+@pytest.mark.parametrize(
+    ("source", "said"),
+    [
+        ({"type": "image", "url": "/api/chats/c1/entries/rasters-1/raster.png?version=1"},
+         "rasters-1 is at version 2"),
+        ({"type": "image", "url": "/api/chats/c2/entries/rasters-1/raster.png"},
+         "URLs are not allowed"),
+        ({"type": "image", "url": "http://127.0.0.1/api/chats/c1/entries/rasters-1/raster.png"},
+         "URLs are not allowed"),
+        ({"type": "image", "data": "rasters-2"}, "is not a raster entry of this chat"),
+        ({"type": "image", "data": "rasters-1", "url": "/x"}, "names its raster entry once"),
+        ({"type": "geojson", "data": "rasters-1"}, "rasters-1 is a raster entry, not features"),
+    ],
+)  # fmt: skip
+def test_a_raster_picture_from_elsewhere_or_as_features_is_refused(source: Any, said: str) -> None:
+    with pytest.raises(MapCodeError) as caught:
+        MapView(RASTER_STYLE).add_source("grid", source)
+    assert said in str(caught.value)
+
+
+def test_a_raster_entrys_own_layer_is_restyled_not_removed() -> None:
+    view = MapView(RASTER_STYLE)
+    view.set_paint_property("rasters-1-raster", "raster-saturation", -1)
+    with pytest.raises(MapCodeError, match="cannot remove"):
+        view.remove_layer("rasters-1-raster")

@@ -311,3 +311,39 @@ async def test_size_and_labels_by_a_property(ctx: ToolContext) -> None:
     drawn = entry_style(ctx.refresh(), "places-1")
     assert drawn is not None and drawn.size_by is not None
     assert (drawn.size_by.low, drawn.size_by.high, drawn.label_by) == (10, 50, "name")
+
+
+async def _raster(ctx: ToolContext) -> None:
+    import numpy as np
+
+    from geomint.geo.raster import Raster
+
+    grid = Raster(np.ones((3, 4), dtype="float32"), (100, 0, 385_000, 0, -100, 6_673_000),
+                  "EPSG:3067")  # fmt: skip
+    await ctx.write_entry(kind="rasters", data=grid, label="grid")
+
+
+async def test_a_raster_is_hidden_and_faded_but_not_coloured_by_a_property(
+    ctx: ToolContext,
+) -> None:
+    await _raster(ctx)
+    hidden = await call(ctx, "update_rasters_display", {"entry_ids": ["rasters-1"],
+                                                        "action": "hide"})  # fmt: skip
+    assert hidden == {"changed": ["rasters-1"], "visible": False}
+    await call(ctx, "update_rasters_display", {"entry_ids": ["rasters-1"],
+                                               "style": {"opacity": 0.5}})  # fmt: skip
+    entry = ctx.refresh().entries["rasters-1"]
+    assert entry.visible and entry.style == {"opacity": 0.5}
+    before = ctx.refresh().last_seq
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "update_rasters_display", {"entry_ids": ["rasters-1"],
+                                                   "style": {"color_by": "value"}})  # fmt: skip
+    assert caught.value.message == (
+        "rasters-1 is a raster: color_by cannot apply (it has cells, not features with "
+        "properties, for color_by)"
+    )
+    assert "opacity (0 to 1) only" in (caught.value.hint or "")
+    with pytest.raises(ToolError, match="cells are coloured from its low to its high"):
+        await call(ctx, "update_rasters_display", {"clear_all": True,
+                                                   "style": {"color": "#d33"}})  # fmt: skip
+    assert ctx.refresh().last_seq == before  # nothing stored

@@ -243,3 +243,68 @@ async def test_code_reading_an_entry_not_named_is_told_to_name_it(ctx: ToolConte
         caught.value.message
     )
     assert "places_entry_ids" not in caught.value.message
+
+
+RASTER_OVERLAY = """
+mapview.set_paint_property("rasters-1-raster", "raster-opacity", 0.5)
+mapview.add_source("grid-again", {"type": "image", "data": "rasters-1"})
+mapview.add_layer({"id": "grid-again", "type": "raster", "source": "grid-again",
+                   "paint": {"raster-hue-rotate": 90}})
+"""
+
+
+async def _with_raster(ctx: ToolContext) -> None:
+    import numpy as np
+
+    from geomint.geo.raster import Raster
+
+    grid = Raster(np.arange(20, dtype="float32").reshape(4, 5),
+                  (100.0, 0.0, 385_000.0, 0.0, -100.0, 6_673_000.0), "EPSG:3067")  # fmt: skip
+    await ctx.write_entry(kind="rasters", data=grid, label="grid")
+
+
+async def test_map_code_draws_a_raster_entry_from_geomints_own_picture(
+    ctx: ToolContext, ui: UiLog
+) -> None:
+    await _with_raster(ctx)
+    style = current_style(ctx.workspace)
+    assert style["sources"]["rasters-1"]["type"] == "image"
+    assert [layer["id"] for layer in style["layers"]] == ["rasters-1-raster"]
+    result = model_of(
+        await call(ctx, "execute_map_code", {"intent": "the grid again, hue turned",
+                                             "entry_ids": ["rasters-1"], "code": RASTER_OVERLAY})
+    )  # fmt: skip
+    assert result["applied"] == (
+        "adds a raster layer grid-again of the raster rasters-1 (grid-again); changes "
+        "raster-opacity of rasters-1-raster"
+    )
+    (change,) = ctx.refresh().map_changes
+    stored = change.diff["added"]["sources"]["grid-again"]
+    assert stored["raster"] == {"entry": "rasters-1"} and not change.blobs  # no copy of pixels
+    assert stored["coordinates"] == style["rasters"]["rasters-1"]["coordinates"]
+    (part,) = [p for p in ui if isinstance(p, MapChangePart)]
+    assert part.diff["added"]["sources"]["grid-again"]["url"] == (
+        "/api/chats/c1/entries/rasters-1/raster.png?version=1"
+    )
+
+
+@pytest.mark.parametrize(
+    ("code", "said"),
+    [
+        ('mapview.add_source("g", {"type": "geojson", "data": "rasters-1"})',
+         "rasters-1 is a raster entry, not features"),
+        ('mapview.add_source("g", {"type": "image", "url": "https://tiles.example/x.png"})',
+         "URLs are not allowed"),
+        ('mapview.add_source("g", {"type": "image", "url": '
+         '"/api/chats/another-chat/entries/rasters-1/raster.png"})', "URLs are not allowed"),
+    ],
+)  # fmt: skip
+async def test_map_code_cannot_draw_a_raster_as_features_or_from_elsewhere(
+    ctx: ToolContext, code: str, said: str
+) -> None:
+    await _with_raster(ctx)
+    with pytest.raises(ToolError) as caught:
+        await call(ctx, "execute_map_code", {"intent": "the grid", "entry_ids": ["rasters-1"],
+                                             "code": code})  # fmt: skip
+    assert said in caught.value.message
+    assert not ctx.refresh().map_changes

@@ -62,7 +62,7 @@ from geomint.errors import UsageError
 from geomint.models import ModelSpec, describe_model, resolve_model
 from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
-from geomint.sandbox import Sandbox
+from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.dense import shared_minilm
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
@@ -570,7 +570,8 @@ class MapAgent:
         chat_id: str,
         start_chat: Callable[[str], Awaitable[None]] | None = None,
     ) -> dict[str, Any]:
-        """Add a file the person dropped into the chat as a byod entry (through intake).
+        """Add a file the person dropped into the chat as a byod entry (through intake), or
+        a GeoTIFF as a rasters entry.
 
         The upload is a message of the chat (so a reopened chat shows it) and its layer is
         an entry the model can read on the next turn. The chat is stored, when new, only
@@ -578,8 +579,8 @@ class MapAgent:
         stores it with what a new chat starts with), else empty.
 
         Returns:
-            ``name``, ``entry_id``, ``label``, ``format``, ``features``, ``warnings`` and
-            ``geojson``.
+            ``name``, ``entry_id``, ``kind``, ``version``, ``label``, ``format``,
+            ``features``, ``warnings`` and, for features, ``geojson`` (a raster has none).
 
         Raises:
             UsageError: The file was refused; the reason says why, and nothing was stored.
@@ -605,7 +606,11 @@ class MapAgent:
                 run_id,
                 [MessageAdded(message_id=f"{run_id}-q", role="user", parts=(plain_json(part),))],
             )
-        return {**added, "geojson": context.entry_data(str(added["entry_id"]))}
+        written = context.entry_version(str(added["entry_id"]))
+        added = {**added, "kind": written.kind, "version": written.version}
+        if written.blob.media_type == RASTER_MEDIA_TYPE:
+            return added  # a grid, not GeoJSON: the page draws its picture
+        return {**added, "geojson": context.entry_data(written.entry_id)}
 
     # -- the chat ------------------------------------------------------------------------
 

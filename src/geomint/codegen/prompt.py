@@ -29,9 +29,11 @@ Rules:
   modules math, json, collections, itertools, colorsys; `np`, `shapely`, `h3`, `pd`, `gpd`,
   `pyproj` and `geo` are already there. A `return` is optional.
 - The chat's entries are in `<kind>_by_entry` dicts by id (e.g. `places_by_entry["places-1"]`)
-  and as `<kind>` for the only (or merged) entry of a kind: GeoJSON FeatureCollections.
-- A source is an entry id (`{{"type": "geojson", "data": "places-1"}}`), GeoJSON the code
-  built, or an image the code rendered. Never a URL: a URL is refused.
+  and as `<kind>` for the only (or merged) entry of a kind: GeoJSON FeatureCollections (a
+  `rasters` entry is a `Raster`: `.values()`, `.bounds`, `.crs`).
+- A source is an entry id (`{{"type": "geojson", "data": "places-1"}}`; a raster entry is
+  an image, `{{"type": "image", "data": "rasters-1"}}`), GeoJSON the code built, or an
+  image the code rendered. Never a URL: a URL is refused.
 - Layer ids are new, short and readable (`cafe-heat`). geomint's own layers (marked
   `"geomint": True` below) may be restyled but not removed.
 - Answer with the code only, in one ```python block."""

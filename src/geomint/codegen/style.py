@@ -10,15 +10,20 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from geomint.codegen.verify import stored_diff_problem
-from geomint.state import Workspace
+from geomint.geo.errors import GeoInputError
+from geomint.geo.raster import image_corners
+from geomint.sandbox import RASTER_MEDIA_TYPE
+from geomint.state import Entry, Workspace
 
 __all__ = [
     "ENTRY_LAYER_TYPES",
+    "RASTER_LAYER",
     "apply_diff",
     "base_style",
     "current_style",
     "entry_layer_ids",
     "map_change_problems",
+    "raster_corners",
 ]
 
 #: The layers the page draws for every entry, bottom to top, by suffix (``places-1-fill``).
@@ -26,26 +31,59 @@ ENTRY_LAYER_TYPES: Final = (("fill", "fill"), ("line", "line"), ("circle", "circ
                             ("label", "symbol"))  # fmt: skip
 
 
-def entry_layer_ids(entry_id: str) -> list[str]:
-    """The ids of the page's layers for an entry."""
-    return [f"{entry_id}-{suffix}" for suffix, _ in ENTRY_LAYER_TYPES]
+#: The one layer the page draws for a raster entry (``rasters-1-raster``), over its picture.
+RASTER_LAYER: Final = ("raster", "raster")
+
+
+def entry_layer_ids(entry_id: str, *, raster: bool = False) -> list[str]:
+    """The ids of the page's layers for an entry (a raster entry has one)."""
+    suffixes = [RASTER_LAYER[0]] if raster else [suffix for suffix, _ in ENTRY_LAYER_TYPES]
+    return [f"{entry_id}-{suffix}" for suffix in suffixes]
+
+
+def raster_corners(entry: Entry) -> list[list[float]] | None:
+    """Where the page places a raster entry's picture (its latest version): four
+    ``[lon, lat]`` corners from the top left, clockwise; None when it has no lon/lat bbox."""
+    bbox = entry.latest.digest.get("bbox")
+    given = bbox if isinstance(bbox, list) else []
+    numbers = [float(v) for v in given if isinstance(v, int | float) and not isinstance(v, bool)]
+    if len(given) != 4 or len(numbers) != 4:
+        return None
+    try:
+        return [list(corner) for corner in image_corners(numbers)]
+    except GeoInputError:
+        return None
 
 
 def base_style(workspace: Workspace) -> dict[str, Any]:
     """geomint's own sources and layers for the entries on the map (not removed), marked
-    ``"geomint": True``, in the order the page draws them."""
+    ``"geomint": True``, in the order the page draws them.
+
+    A raster entry is an ``image`` source (its picture, placed by ``coordinates``) drawn by
+    one ``raster`` layer; ``"rasters"`` maps every raster entry of the chat (removed ones
+    too) to its corners and version, for an image source map code adds of one, and
+    ``"chat"`` is the chat's id (a picture's URL names it)."""
     sources: dict[str, Any] = {}
     layers: list[dict[str, Any]] = []
+    rasters: dict[str, Any] = {}
     for entry in workspace.entries.values():
+        latest = entry.versions[-1]
+        raster = latest.blob.media_type == RASTER_MEDIA_TYPE
+        if raster:
+            rasters[entry.entry_id] = {"coordinates": raster_corners(entry),
+                                       "version": latest.version}  # fmt: skip
         if getattr(entry, "removed", False):
             continue
-        latest = entry.versions[-1]
-        sources[entry.entry_id] = {"type": "geojson", "geomint": True, "kind": entry.kind,
-                                   "label": latest.label}  # fmt: skip
-        for suffix, kind in ENTRY_LAYER_TYPES:
+        sources[entry.entry_id] = {"type": "image" if raster else "geojson", "geomint": True,
+                                   "kind": entry.kind, "label": latest.label}  # fmt: skip
+        if raster:
+            sources[entry.entry_id]["coordinates"] = rasters[entry.entry_id]["coordinates"]
+        types = [RASTER_LAYER] if raster else ENTRY_LAYER_TYPES
+        for suffix, kind in types:
             layers.append({"id": f"{entry.entry_id}-{suffix}", "type": kind,
                            "source": entry.entry_id, "geomint": True})  # fmt: skip
-    return {"sources": sources, "layers": layers, "entries": list(workspace.entries)}
+    return {"sources": sources, "layers": layers, "entries": list(workspace.entries),
+            "rasters": rasters, "chat": workspace.chat_id}  # fmt: skip
 
 
 def current_style(workspace: Workspace) -> dict[str, Any]:

@@ -40,7 +40,7 @@ class Verified:
     Attributes:
         diff: ``{added, removed, updated, camera, animations}``: GeoJSON sources read
             ``{"entry": id}`` or ``{"blob": sha256}``; image sources name their PNG by
-            ``image.sha256``.
+            ``image.sha256``, or a raster entry by ``raster.entry``.
         blobs: The bytes the diff names, by SHA-256, with their media types.
         description: The diff in words, one clause per change.
     """
@@ -120,8 +120,12 @@ def _check_diff(diff: Mapping[str, Any], style: Mapping[str, Any]) -> list[SpecV
             and isinstance(animations, list) and isinstance(removed, dict)):  # fmt: skip
         return [_shape("its parts are not of a diff's shape")]
     found: list[SpecViolation] = []
+    rasters = style.get("rasters") or {}
     for source_id, source in sources.items():
         problem = _stored_source(source)
+        named = source.get("raster") if problem is None else None
+        if isinstance(named, dict) and named["entry"] not in rasters:
+            problem = f"names {named['entry']!r}, which is not a raster entry of this chat"
         if problem is not None:
             found.append(_shape(f"source {str(source_id)[:64]!r} {problem}"))
         else:
@@ -172,6 +176,14 @@ def _stored_source(source: object) -> str | None:
         if "blob" in data and isinstance(data["blob"], str) and _SHA256.match(data["blob"]):
             return None
         return "names neither an entry nor a blob"
+    if source.get("type") == "image" and "raster" in source:
+        raster = source.get("raster")
+        if set(source) != {"type", "raster", "coordinates"} or not isinstance(raster, dict):
+            return "is not an image map code made"
+        entry = raster.get("entry")
+        if set(raster) != {"entry"} or not isinstance(entry, str) or not _ENTRY_ID.match(entry):
+            return "names no raster entry"
+        return None
     if source.get("type") == "image":
         image = source.get("image")
         if set(source) != {"type", "image", "coordinates"} or not isinstance(image, dict):
@@ -191,8 +203,9 @@ def _as_spec_source(source: Mapping[str, Any]) -> dict[str, Any]:
         if isinstance(data, dict) and ("entry" in data or "blob" in data):
             spec["data"] = f"{_BLOB_URL}entry"
     elif spec.get("type") == "image":
-        image = spec.pop("image", {})
-        spec["url"] = f"{_BLOB_URL}{image.get('sha256', '')}"
+        image = spec.pop("image", None) or {}
+        raster = spec.pop("raster", None) or {}
+        spec["url"] = f"{_BLOB_URL}{image.get('sha256') or raster.get('entry', '')}"
     return spec
 
 
@@ -292,7 +305,10 @@ def describe(diff: Mapping[str, Any]) -> str:
             data = (sources.get(source) or {}).get("data")
             origin = data.get("entry") if isinstance(data, dict) else None
             over = f" over {origin or source}"
-            if source in sources and sources[source].get("type") == "image":
+            raster = (sources.get(source) or {}).get("raster")
+            if isinstance(raster, dict):
+                over = f" of the raster {raster.get('entry')} ({source})"
+            elif source in sources and sources[source].get("type") == "image":
                 over = f" of an image the code rendered ({source})"
             elif source in sources and origin is None:
                 over = f" over GeoJSON the code built ({source})"

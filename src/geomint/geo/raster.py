@@ -32,8 +32,10 @@ __all__ = [
     "MAX_CELLS",
     "RESAMPLING",
     "STATS",
+    "WEB_MERCATOR_MAX_LAT",
     "Raster",
     "cell_area",
+    "image_corners",
     "resample",
     "zonal_stats",
 ]
@@ -49,6 +51,8 @@ _DTYPES: Final = frozenset(
     {"uint8", "int8", "uint16", "int16", "uint32", "int32", "int64", "uint64", "float32",
      "float64"}
 )  # fmt: skip
+#: Web Mercator (the web map's projection) ends at this latitude, north and south.
+WEB_MERCATOR_MAX_LAT: Final = 85.0511287798
 # Rows of corners projected at once by cell_area: bounds its working memory.
 _AREA_BLOCK_CELLS: Final = 4_000_000
 
@@ -508,3 +512,30 @@ def cell_area(raster: Raster) -> np.ndarray:
 # Lambert's cylindrical equal-area projection of the WGS84 ellipsoid (standard parallel
 # at the equator): areas on it are areas on the ellipsoid.
 _EQUAL_AREA: Final = "+proj=cea +lon_0=0 +lat_ts=0 +ellps=WGS84 +units=m +no_defs"
+
+
+# -- on a web map ------------------------------------------------------------------------
+
+
+def image_corners(
+    bbox: Sequence[float],
+) -> tuple[tuple[float, float], tuple[float, float], tuple[float, float], tuple[float, float]]:
+    """The corners ``(lon, lat)`` of a picture of ``bbox`` on a web map, top left first and
+    clockwise (MapLibre's order for an image source), latitudes held to where Web Mercator
+    ends.
+
+    Example:
+        >>> image_corners([24.9, 60.1, 25.0, 60.2])
+        ((24.9, 60.2), (25.0, 60.2), (25.0, 60.1), (24.9, 60.1))
+        >>> image_corners([-180, -90, 180, 90])[0]
+        (-180.0, 85.0511287798)
+
+    Args:
+        bbox: ``(west, south, east, north)`` in degrees.
+    """
+    west, south, east, north = (float(v) for v in bbox)
+    south = max(-WEB_MERCATOR_MAX_LAT, min(WEB_MERCATOR_MAX_LAT, south))
+    north = max(-WEB_MERCATOR_MAX_LAT, min(WEB_MERCATOR_MAX_LAT, north))
+    if not (west < east and south < north):
+        raise GeoInputError(f"a picture's bbox is west < east and south < north; got {list(bbox)}")
+    return ((west, north), (east, north), (east, south), (west, south))

@@ -59,6 +59,11 @@ MAX_ANIMATION_MS: Final = 60_000
 _ID_CHARS: Final = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
 _ENTRY_SHAPED: Final = re.compile(r"^[a-z_]+-[0-9]+(-[a-z]+)?$")
 _PNG_SIGNATURE: Final = b"\x89PNG\r\n\x1a\n"
+#: This chat's picture of a raster entry (geomint.ui.raster_url): the one URL map code takes.
+_RASTER_URL: Final = re.compile(
+    r"^/api/chats/(?P<chat>[A-Za-z0-9_-]{1,64})/entries/(?P<entry>[a-z_]+-[1-9][0-9]{0,8})"
+    r"/raster\.png(?:\?version=(?P<version>[1-9][0-9]{0,8}))?$"
+)
 _CAMERA_KEYS: Final = ("center", "zoom", "bearing", "pitch")
 
 
@@ -79,12 +84,14 @@ class MapView:
         'add_layer'
     """
 
-    __slots__ = ("_added", "_entries", "_initial", "_style", "images", "ops")
+    __slots__ = ("_added", "_chat", "_entries", "_initial", "_rasters", "_style", "images", "ops")
 
     def __init__(self, style: Mapping[str, Any]) -> None:
         """``style``: ``{"sources": {id: source}, "layers": [layer, ...]}``, geomint's own
         marked ``"geomint": true``; ``"entries"`` optionally lists the chat's entry ids a
-        GeoJSON source may name as its ``data``."""
+        GeoJSON source may name as its ``data``, ``"rasters"`` maps its raster entries to
+        ``{"coordinates", "version"}`` (an image source may name one), and ``"chat"`` is
+        the chat's id (a raster picture's URL names it)."""
         sources = style.get("sources") or {}
         layers = style.get("layers") or []
         self._style: dict[str, Any] = {
@@ -92,9 +99,13 @@ class MapView:
             "layers": [dict(layer) for layer in layers],
         }
         self._initial = copy.deepcopy(self._style)
+        self._rasters: dict[str, Any] = {
+            str(k): dict(v) for k, v in dict(style.get("rasters") or {}).items()
+        }
         self._entries = frozenset(str(e) for e in style.get("entries") or ()) | {
             k for k, v in self._style["sources"].items() if v.get("geomint")
         }
+        self._chat = style.get("chat")
         self._added = {"sources": 0, "layers": 0}
         self.ops: list[dict[str, JsonValue]] = []
         #: The PNGs of image sources, by their SHA-256 (the style names them by it).
@@ -110,8 +121,11 @@ class MapView:
         Features, a shapely geometry or a GeoDataFrame). An ``"image"`` source's ``data`` is
         an RGBA (or RGB) numpy array of ``uint8`` the code rendered, or PNG bytes, placed by
         ``coordinates`` (four ``[lon, lat]`` corners from the top left, clockwise) or
-        ``bounds`` (``[west, south, east, north]``). URLs are not allowed: a source names
-        an entry or carries its own data.
+        ``bounds`` (``[west, south, east, north]``); or a raster entry's id
+        (``"rasters-1"``): geomint's picture of it (coloured low to high, nodata
+        transparent), placed where the raster is unless ``coordinates`` or ``bounds`` say
+        otherwise. URLs are not allowed: a source names an entry or carries its own data
+        (the one URL taken is this chat's own picture of a raster entry, as ``"url"``).
         """
         self._count("sources")
         source_id = _id(source_id, "source")
@@ -128,6 +142,8 @@ class MapView:
         kind = source.get("type")
         if kind == "geojson":
             spec, recorded = self._geojson_source(source_id, source)
+        elif kind == "image" and (isinstance(source.get("data"), str) or "url" in source):
+            spec, recorded = self._raster_source(source_id, source)
         elif kind == "image":
             spec, recorded, png = _image_source(source_id, source)
             self.images[spec["image"]["sha256"]] = png
@@ -149,6 +165,12 @@ class MapView:
         data = source.get("data")
         options = {k: to_json_safe(v) for k, v in source.items() if k not in ("type", "data")}
         if isinstance(data, str):
+            if data in self._rasters:
+                raise MapCodeError(
+                    f"source {source_id!r}: {data} is a raster entry, not features; add it as "
+                    f"an image source, {{'type': 'image', 'data': {data!r}}}, drawn by a "
+                    f"'raster' layer (or restyle its own layer, {data}-raster)"
+                )
             if data not in self._entries:
                 known = ", ".join(sorted(self._entries)) or "none yet"
                 raise MapCodeError(
@@ -161,6 +183,60 @@ class MapView:
         collection = _feature_collection(data, source_id)
         spec = {"type": "geojson", "data": collection, **options}
         return spec, {"type": "geojson", "data": collection, **options}
+
+    def _raster_source(
+        self, source_id: str, source: Mapping[str, Any]
+    ) -> tuple[dict[str, Any], dict[str, JsonValue]]:
+        allowed = {"type", "data", "url", "coordinates", "bounds"}
+        _no_other_keys(source, allowed, f"source {source_id!r}")
+        if ("data" in source) == ("url" in source):
+            raise MapCodeError(
+                f"image source {source_id!r} names its raster entry once: 'data': 'rasters-1'"
+            )
+        entry_id = source.get("data") if "data" in source else self._raster_of(source["url"])
+        raster = self._rasters.get(entry_id) if isinstance(entry_id, str) else None
+        if raster is None:
+            known = ", ".join(sorted(self._rasters)) or "none"
+            raise MapCodeError(
+                f"image source {source_id!r}: {str(entry_id)[:80]!r} is not a raster entry of "
+                f"this chat (its raster entries: {known}); an image's 'data' is a raster "
+                "entry's id, or an RGBA numpy array or PNG bytes the code rendered"
+            )
+        if "coordinates" in source or "bounds" in source:
+            corners = _corners(source, source_id)
+        elif raster.get("coordinates") is None:
+            raise MapCodeError(
+                f"{entry_id} has no extent in longitude and latitude to place it by; give "
+                "'bounds' [west, south, east, north] or 'coordinates'"
+            )
+        else:
+            corners = [[float(x), float(y)] for x, y in raster["coordinates"]]
+        spec = {"type": "image", "raster": {"entry": entry_id}, "coordinates": corners}
+        recorded: dict[str, JsonValue] = {
+            "type": "image",
+            "entry": entry_id,
+            "coordinates": corners,  # type: ignore[dict-item]
+        }
+        return spec, recorded
+
+    def _raster_of(self, url: object) -> str:
+        """The raster entry a picture's URL names: this chat's own route, else refused."""
+        found = _RASTER_URL.match(url) if isinstance(url, str) else None
+        if found is None or found["chat"] != self._chat:
+            raise MapCodeError(
+                f"URLs are not allowed ({str(url)[:80]!r}) but for this chat's own pictures "
+                "of its raster entries; name the entry instead: "
+                "{'type': 'image', 'data': 'rasters-1'}"
+            )
+        entry_id = found["entry"]
+        raster = self._rasters.get(entry_id)
+        version = found["version"]
+        if raster is not None and version is not None and int(version) != raster["version"]:
+            raise MapCodeError(
+                f"{entry_id} is at version {raster['version']}, and map code draws an entry's "
+                f"newest picture: name it as {{'type': 'image', 'data': {entry_id!r}}}"
+            )
+        return entry_id
 
     def remove_source(self, source_id: str) -> None:
         """Remove a source map code added (no layer may still use it)."""
@@ -473,7 +549,7 @@ def replay(style: Mapping[str, Any], ops: Sequence[Mapping[str, Any]]) -> MapVie
 
 def _replay_add_source(view: MapView, args: dict[str, Any]) -> None:
     source = dict(args["source"])
-    if source.get("type") == "geojson" and "entry" in source:
+    if source.get("type") in ("geojson", "image") and "entry" in source:
         source["data"] = source.pop("entry")
     elif source.get("type") == "image":
         source["data"] = base64.b64decode(str(source.pop("png")), validate=True)
@@ -678,20 +754,7 @@ def _image_source(
     source_id: str, source: Mapping[str, Any]
 ) -> tuple[dict[str, Any], dict[str, JsonValue], bytes]:
     _no_other_keys(source, {"type", "data", "coordinates", "bounds"}, f"source {source_id!r}")
-    if ("coordinates" in source) == ("bounds" in source):
-        raise MapCodeError(
-            f"image source {source_id!r} needs its place: 'bounds' [west, south, east, north] "
-            "or 'coordinates' (four [lon, lat] corners from the top left, clockwise)"
-        )
-    if "bounds" in source:
-        west, south, east, north = _bounds(source["bounds"])
-        corners = [[west, north], [east, north], [east, south], [west, south]]
-    else:
-        given = source["coordinates"]
-        if not isinstance(given, Sequence) or len(given) != 4:
-            raise MapCodeError("'coordinates' are four [lon, lat] corners: top left, top right, "
-                               "bottom right, bottom left")  # fmt: skip
-        corners = [list(_lon_lat(c, "an image corner")) for c in given]
+    corners = _corners(source, source_id)
     png = _png(source.get("data"), source_id)
     width, height = png_size(png)
     spec = {
@@ -705,6 +768,23 @@ def _image_source(
         "coordinates": corners,  # type: ignore[dict-item]
     }
     return spec, recorded, png
+
+
+def _corners(source: Mapping[str, Any], source_id: str) -> list[list[float]]:
+    """An image's four ``[lon, lat]`` corners, from its ``bounds`` or ``coordinates``."""
+    if ("coordinates" in source) == ("bounds" in source):
+        raise MapCodeError(
+            f"image source {source_id!r} needs its place: 'bounds' [west, south, east, north] "
+            "or 'coordinates' (four [lon, lat] corners from the top left, clockwise)"
+        )
+    if "bounds" in source:
+        west, south, east, north = _bounds(source["bounds"])
+        return [[west, north], [east, north], [east, south], [west, south]]
+    given = source["coordinates"]
+    if not isinstance(given, Sequence) or len(given) != 4:
+        raise MapCodeError("'coordinates' are four [lon, lat] corners: top left, top right, "
+                           "bottom right, bottom left")  # fmt: skip
+    return [list(_lon_lat(c, "an image corner")) for c in given]
 
 
 def _png(data: object, source_id: str) -> bytes:

@@ -2,9 +2,10 @@
 
 A chat's id is chosen by the browser and kept in its URL (``/chat/<id>``); the client sends
 only its newest message, and the server reads the thread from the store. The routes live
-in :mod:`.routes` (the page, chats, exports, layers, turns, uploads), the checks every
-request passes first in :mod:`.guards` (the token, the host, the origin). :func:`create_app`
-stacks the checks, puts what the routes share on ``app.state``, and includes the routers.
+in :mod:`.routes` (the page, chats, exports, layers, rasters, turns, uploads), the checks
+every request passes first in :mod:`.guards` (the token, the host, the origin).
+:func:`create_app` stacks the checks, puts what the routes share on ``app.state``, and
+includes the routers.
 
 Deployments can require a token (``Authorization: Bearer <token>``) on every API call;
 turns, uploads and new chats are rate limited per client (a chat is stored with its first
@@ -33,6 +34,7 @@ from geomint.server.routes import (
     mapcode,
     mapview,
     page,
+    rasters,
     turns,
     uploads,
 )
@@ -106,6 +108,7 @@ def create_app(
     app.include_router(chats.router)
     app.include_router(exports.router)
     app.include_router(layers.router)
+    app.include_router(rasters.router)
     app.include_router(turns.router)
     app.include_router(mapview.router)
     app.include_router(mapcode.router)

@@ -12,7 +12,8 @@ run's start, the classification) are marked ``transient``; every other part carr
 (:mod:`pydantic_ai.ui.vercel_ai`).
 
 An entry part names its GeoJSON by URL; a small one is also sent inline (``geojson``),
-spliced from the stored bytes without parsing them, so the map draws it at once.
+spliced from the stored bytes without parsing them, so the map draws it at once. A raster
+entry's part names its picture instead, and nothing is inlined.
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ async def encode_sse(
         line = _line(chunk)
         if isinstance(chunk, _EntryChunk) and read_entry is not None:
             part = chunk._part
-            if part.bytes <= INLINE_ENTRY_BYTES and len(line) + part.bytes <= MAX_PART_BYTES:
+            small = part.bytes <= INLINE_ENTRY_BYTES and len(line) + part.bytes <= MAX_PART_BYTES
+            if small and part.raster is None:  # a raster's part names its picture instead
                 stored = await asyncio.to_thread(read_entry, part.entry_id, part.version)
                 line = _with_geojson(line, stored)
         if len(line) > MAX_PART_BYTES:

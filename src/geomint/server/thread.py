@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from typing import Any, Final
 
+from geomint.sandbox import RASTER_MEDIA_TYPE
 from geomint.server.stream import INLINE_ENTRY_BYTES, MAX_PART_BYTES, capped
 from geomint.state import AnalysisRecorded, EntryWritten, LayerStyle, entry_style
 from geomint.store import Chats
-from geomint.ui import chat_parts, entry_url
+from geomint.ui import chat_parts, entry_url, raster_url
 
 __all__ = [
     "INLINE_CHAT_BYTES",
@@ -25,6 +26,7 @@ __all__ = [
     "entry_geojson",
     "entry_version",
     "figure_view",
+    "is_raster",
     "parts_view",
 ]
 
@@ -49,11 +51,13 @@ def _inline_entries(chats: Chats, chat_id: str, parts: list[dict[str, Any]]) -> 
     :data:`~geomint.server.stream.MAX_PART_BYTES`, the stream's rule), up to
     :data:`INLINE_CHAT_BYTES` in all, in the chat's order. The page draws only an entry's
     newest version, and fetched each by its URL: 52 requests for a chat of 50 turns, each
-    opening the chat again on the server. A larger entry is still fetched by its URL."""
+    opening the chat again on the server. A larger entry is still fetched by its URL.
+    A raster has no GeoJSON: its part names its picture instead."""
     newest: dict[str, dict[str, Any]] = {}
     for part in parts:
         if part.get("type") == "entry" and not part.get("withheld"):
             newest[part["entry_id"]] = part
+    newest = {k: p for k, p in newest.items() if "raster" not in p}
     if not newest:
         return
     entries = chats.open(chat_id).entries
@@ -67,7 +71,7 @@ def _inline_entries(chats: Chats, chat_id: str, parts: list[dict[str, Any]]) -> 
         entry = entries.get(part["entry_id"])
         versions = entry.versions if entry else ()
         written = next((w for w in versions if w.version == part["version"]), None)
-        if written is None:
+        if written is None or is_raster(written):
             continue
         try:
             # Parsed, not spliced as the stream does: bytes that are not JSON stay by
@@ -88,6 +92,7 @@ def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:
     entries = []
     for entry_id, entry in workspace.entries.items():
         latest = entry.latest
+        raster = is_raster(latest)
         entries.append(
             {
                 "entry_id": entry_id,
@@ -101,7 +106,8 @@ def chat_view(chats: Chats, chat_id: str) -> dict[str, Any]:
                 else None,
                 "sources": [s.model_dump(mode="json") for s in latest.sources],
                 "bytes": latest.blob.size,
-                "geojson_url": entry_url(chat_id, entry_id, latest.version),
+                "geojson_url": None if raster else entry_url(chat_id, entry_id, latest.version),
+                **({"raster_url": raster_url(chat_id, entry_id, latest.version)} if raster else {}),
             }
         )
     return {
@@ -142,13 +148,21 @@ def analysis_view(chats: Chats, chat_id: str, analysis_id: str) -> dict[str, Any
 def entry_geojson(
     chats: Chats, chat_id: str, entry_id: str, version: int | None = None
 ) -> bytes | None:
-    """An entry version's stored GeoJSON (the latest by default), or None if there is none.
+    """An entry version's stored GeoJSON (the latest by default), or None if there is none
+    (no such entry or version, or a raster, which is not GeoJSON).
 
     Raises:
         NoSuchChatError: There is no such chat.
     """
     written = entry_version(chats, chat_id, entry_id, version)
-    return None if written is None else chats.read_blob(chat_id, written.blob)
+    if written is None or is_raster(written):
+        return None
+    return chats.read_blob(chat_id, written.blob)
+
+
+def is_raster(written: EntryWritten) -> bool:
+    """Whether an entry version holds a raster (its blob is a stored grid, not GeoJSON)."""
+    return written.blob.media_type == RASTER_MEDIA_TYPE
 
 
 def entry_version(

@@ -14,6 +14,7 @@ from geomint.tools.display import (
     FLY_TO,
     UPDATE_GEOMETRIES_DISPLAY,
     UPDATE_PLACES_DISPLAY,
+    UPDATE_RASTERS_DISPLAY,
 )
 from geomint.tools.figures import PRESENT_FIGURE, RECORD_OBSERVATION
 from geomint.tools.help import HELP
@@ -46,6 +47,7 @@ DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
         "recall_state": RECALL_STATE,
         "update_places_display": UPDATE_PLACES_DISPLAY,
         "update_geometries_display": UPDATE_GEOMETRIES_DISPLAY,
+        "update_rasters_display": UPDATE_RASTERS_DISPLAY,
         "fly_to": FLY_TO,
         "fit_bounds": FIT_BOUNDS,
         "set_map_style": SET_MAP_STYLE,

@@ -7,6 +7,7 @@ from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from geomint.sandbox import RASTER_MEDIA_TYPE
 from geomint.state import EntryDisplayChanged, ViewChanged
 from geomint.tools._digest import BBox, digest_bbox
 from geomint.tools._styling import DATA_DRIVEN, DRAWN, resolve_style, style_problems
@@ -19,6 +20,7 @@ __all__ = [
     "FLY_TO",
     "UPDATE_GEOMETRIES_DISPLAY",
     "UPDATE_PLACES_DISPLAY",
+    "UPDATE_RASTERS_DISPLAY",
     "DisplayInput",
     "change_display",
 ]
@@ -66,6 +68,8 @@ async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -
     style = arguments.style
     if style is not None and (problems := style_problems(style)):
         raise ToolError(f"the style cannot be drawn: {'; '.join(problems)}", hint=DRAWN)
+    if style is not None:
+        _raster_styles(ctx, targets, style)
     visible = arguments.action == "show"
     events, drawn = [], {}
     for target in targets:
@@ -82,6 +86,31 @@ async def change_display(ctx: ToolContext, kind: str, arguments: DisplayInput) -
     if drawn:
         result["drawn"] = drawn
     return result
+
+
+#: What a raster's style may set: its cells are drawn with a colour ramp of their own.
+RASTER_STYLE_KEYS: Final = frozenset({"opacity"})
+
+
+def _raster_styles(ctx: ToolContext, targets: list[str], style: dict[str, Any]) -> None:
+    """Refuse a style a raster cannot take, before anything is stored."""
+    other = sorted(set(style) - RASTER_STYLE_KEYS)
+    if not other:
+        return
+    for target in targets:
+        if ctx.entry_version(target).blob.media_type == RASTER_MEDIA_TYPE:
+            data_driven = [k for k in other if k in DATA_DRIVEN]
+            why = (
+                f"it has cells, not features with properties, for {', '.join(data_driven)}"
+                if data_driven
+                else "its cells are coloured from its low to its high values"
+            )
+            raise ToolError(
+                f"{target} is a raster: {', '.join(other)} cannot apply ({why})",
+                hint="a raster's style takes opacity (0 to 1) only; to colour it otherwise, "
+                "use execute_map_code (raster-hue-rotate, raster-saturation, raster-contrast "
+                "on its layer " + f"{target}-raster)",
+            )
 
 
 def _display_tool(kind: str, what: str) -> ToolEntry[Any]:
@@ -101,6 +130,24 @@ def _display_tool(kind: str, what: str) -> ToolEntry[Any]:
 
 UPDATE_PLACES_DISPLAY: Final = _display_tool("places", "places")
 UPDATE_GEOMETRIES_DISPLAY: Final = _display_tool("geometries", "boundaries and shapes")
+
+
+async def _rasters_display(arguments: DisplayInput, ctx: ToolContext) -> dict[str, Any]:
+    return await change_display(ctx, "rasters", arguments)
+
+
+UPDATE_RASTERS_DISPLAY: Final = ToolEntry(
+    description="Show, hide or fade rasters (gridded values: a density, a population grid, "
+    "a GeoTIFF) on the map, by entry id or all with clear_all. A raster is drawn with a "
+    "colour ramp from its low to its high values, with a legend; its style takes opacity "
+    "(0 to 1) only.",
+    input_schema=DisplayInput,
+    execute=_rasters_display,
+    effects=frozenset({"display"}),
+    classification_prompt="Show, hide or fade rasters (gridded values) on the map.",
+    tags=("map",),
+    related_tools=("fetch", "execute_map_code"),
+)
 
 
 class FlyToInput(BaseModel):

@@ -32,6 +32,7 @@ from geomint.ui.parts import (
     Part,
     ProgressPart,
     QuestionPart,
+    RasterView,
     RunEndedPart,
     RunStartedPart,
     TextDeltaPart,
@@ -50,6 +51,8 @@ from geomint.ui.project import (
     entry_url,
     figure_card,
     parts_of,
+    raster_url,
+    raster_view,
 )
 
 __all__ = [
@@ -78,6 +81,7 @@ __all__ = [
     "ProgressPart",
     "Projector",
     "QuestionPart",
+    "RasterView",
     "RunEndedPart",
     "RunStartedPart",
     "TextDeltaPart",
@@ -92,4 +96,6 @@ __all__ = [
     "figure_card",
     "is_durable",
     "parts_of",
+    "raster_url",
+    "raster_view",
 ]

@@ -60,6 +60,7 @@ __all__ = [
     "Part",
     "ProgressPart",
     "QuestionPart",
+    "RasterView",
     "RunEndedPart",
     "RunStartedPart",
     "TextDeltaPart",
@@ -199,8 +200,26 @@ class RunEndedPart(_Durable):
 # -- the map -----------------------------------------------------------------------------
 
 
+class RasterView(_Part):
+    """How the map draws a raster entry: a picture of it, placed by its corners."""
+
+    #: The picture (PNG, coloured from low to high, nodata transparent).
+    image_url: str
+    #: What the legend needs (JSON): the values at the ramp's ends, its colours, the corners.
+    legend_url: str
+    #: Where the picture's corners go, ``[lon, lat]``: top left, then clockwise. None when
+    #: the raster's extent could not be put in longitude and latitude (it is not drawn).
+    coordinates: tuple[tuple[float, float], ...] | None = None
+    #: The raster's grid and values: shape, bands, CRS, resolution, nodata, min, max, label.
+    summary: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 class EntryPart(_Durable):
-    """A new version of an entry (a layer the map can draw), its data by reference."""
+    """A new version of an entry (a layer the map can draw), its data by reference.
+
+    A features entry names its GeoJSON (``geojson_url``); a raster entry has none and names
+    its picture instead (``raster``).
+    """
 
     type: Literal["entry"] = "entry"
     entry_id: str
@@ -212,9 +231,11 @@ class EntryPart(_Durable):
     features: int | None = None
     bbox: tuple[float, float, float, float] | None = None
     bytes: int
-    geojson_url: str
+    geojson_url: str | None
     #: How the map draws it (geomint.state.styles): the server holds an entry's style.
     style: LayerStyle | None = None
+    # Left out when None: an entry part of a features entry reads back as it always did.
+    raster: RasterView | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 class DisplayPart(_Durable):

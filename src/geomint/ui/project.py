@@ -25,8 +25,11 @@ from urllib.parse import quote
 from pydantic import JsonValue
 
 from geomint.codegen.style import map_change_problems
+from geomint.geo.errors import GeoInputError
+from geomint.geo.raster import image_corners
 from geomint.provenance import Value
 from geomint.provenance.citations import CheckedText
+from geomint.sandbox import RASTER_MEDIA_TYPE
 from geomint.state import (
     AnalysisRecorded,
     ApprovalAsked,
@@ -80,6 +83,7 @@ from geomint.ui.parts import (
     MonitorSwitchedPart,
     ObservationPart,
     QuestionPart,
+    RasterView,
     RunEndedPart,
     TextPart,
     ToolCallPart,
@@ -97,6 +101,8 @@ __all__ = [
     "entry_url",
     "figure_card",
     "parts_of",
+    "raster_url",
+    "raster_view",
 ]
 
 
@@ -267,6 +273,19 @@ def entry_url(chat_id: str, entry_id: str, version: int) -> str:
     return f"/api/chats/{chat}/entries/{entry}?version={version}"
 
 
+def raster_url(
+    chat_id: str, entry_id: str, version: int | None = None, *, legend: bool = False
+) -> str:
+    """Where a raster entry version's picture (a PNG) is served, or with ``legend`` what
+    its legend needs (JSON: the values at the colour ramp's ends, its colours, the corners).
+    Without a version, the entry's latest."""
+    chat, entry = quote(chat_id, safe=""), quote(entry_id, safe="")
+    name = "raster.json" if legend else "raster.png"
+    return f"/api/chats/{chat}/entries/{entry}/{name}" + (
+        "" if version is None else f"?version={version}"
+    )
+
+
 def map_blob_url(chat_id: str, sha256: str) -> str:
     """Where a blob a map change names (GeoJSON or a PNG the code built) is served."""
     return f"/api/chats/{quote(chat_id, safe='')}/map-blobs/{sha256}"
@@ -298,7 +317,9 @@ def routed_diff(
     chat_id: str, stored: Mapping[str, Any], entries: Mapping[str, Entry]
 ) -> dict[str, Any]:
     """A map diff with its sources' data at geomint's routes: an entry at its version when
-    the change was made, a blob by its hash (a copy; ``stored`` is unchanged)."""
+    the change was made (a raster entry's picture), a blob by its hash (a copy; ``stored``
+    is unchanged). An image of a raster entry the chat does not hold as a raster gets no
+    URL: the page refuses it rather than ask for it."""
     diff: dict[str, Any] = json.loads(json.dumps(stored))
     for source in ((diff.get("added") or {}).get("sources") or {}).values():
         data = source.get("data")
@@ -308,6 +329,11 @@ def routed_diff(
                 source["data"] = entry_url(chat_id, entry.entry_id, entry.latest.version)
             elif isinstance(data.get("blob"), str):
                 source["data"] = map_blob_url(chat_id, data["blob"])
+        elif source.get("type") == "image" and "raster" in source:
+            named = source.pop("raster")
+            entry = entries.get(str(named.get("entry"))) if isinstance(named, dict) else None
+            if entry is not None and entry.latest.blob.media_type == RASTER_MEDIA_TYPE:
+                source["url"] = raster_url(chat_id, entry.entry_id, entry.latest.version)
         elif source.get("type") == "image":
             image = source.pop("image", {})
             source["url"] = map_blob_url(chat_id, str(image.get("sha256")))
@@ -451,6 +477,13 @@ def _upload(message_id: str, part: Mapping[str, Any], at: _Origin) -> UploadPart
 
 
 def _entry(chat_id: str, body: EntryWritten, at: _Origin, style: LayerStyle | None) -> EntryPart:
+    if body.blob.media_type == RASTER_MEDIA_TYPE:
+        return EntryPart(
+            style=style, **at, entry_id=body.entry_id, kind=body.kind, version=body.version,
+            label=body.label, sources=body.sources, derived_from=body.derived_from,
+            bbox=digest_bbox(body.digest), bytes=body.blob.size, geojson_url=None,
+            raster=raster_view(chat_id, body),
+        )  # fmt: skip
     return EntryPart(
         style=style,
         **at,
@@ -464,6 +497,25 @@ def _entry(chat_id: str, body: EntryWritten, at: _Origin, style: LayerStyle | No
         bbox=digest_bbox(body.digest),
         bytes=body.blob.size,
         geojson_url=entry_url(chat_id, body.entry_id, body.version),
+    )
+
+
+def raster_view(chat_id: str, body: EntryWritten) -> RasterView:
+    """How the map draws a raster entry version: its picture's URL, its legend's, where its
+    corners go (from the digest's lon/lat bbox, as the picture is drawn) and its summary."""
+    bbox = digest_bbox(body.digest)
+    coordinates = None
+    if bbox is not None:
+        try:
+            coordinates = image_corners(bbox)
+        except GeoInputError:  # a bbox of no height, or beyond Web Mercator's latitudes
+            coordinates = None
+    summary = body.digest.get("raster")
+    return RasterView(
+        image_url=raster_url(chat_id, body.entry_id, body.version),
+        legend_url=raster_url(chat_id, body.entry_id, body.version, legend=True),
+        coordinates=coordinates,
+        summary=summary if isinstance(summary, dict) else {},
     )
 
 

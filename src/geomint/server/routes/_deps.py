@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
@@ -21,6 +21,7 @@ from geomint.agent import MapAgent
 from geomint.server.approvals import Approvals
 from geomint.server.limits import TurnLimiter, client_key
 from geomint.server.new_chat import NewChat
+from geomint.server.rasters import RasterImages
 from geomint.state.events import is_chat_id
 from geomint.store import NoSuchChatError
 
@@ -29,6 +30,7 @@ __all__ = [
     "ChatId",
     "Fresh",
     "IdleChatId",
+    "Pictures",
     "RateLimit",
     "Served",
     "Waiting",
@@ -56,6 +58,8 @@ class Served:
     max_upload_bytes: int
     #: What a chat holds before it is stored, and storing it with its first message or file.
     new_chat: NewChat
+    #: Raster entries drawn for the map, kept by entry version.
+    pictures: RasterImages = field(default_factory=RasterImages)
 
 
 def served(request: Request) -> Served:
@@ -74,6 +78,10 @@ async def _approvals(request: Request) -> Approvals:
 
 async def _new_chat(request: Request) -> NewChat:
     return served(request).new_chat
+
+
+async def _pictures(request: Request) -> RasterImages:
+    return served(request).pictures
 
 
 def valid_chat_id(chat_id: str) -> str:
@@ -150,6 +158,8 @@ Agent = Annotated[MapAgent, Depends(_agent)]
 Waiting = Annotated[Approvals, Depends(_approvals)]
 #: What a new chat starts with (see :mod:`geomint.server.new_chat`).
 Fresh = Annotated[NewChat, Depends(_new_chat)]
+#: Raster entries drawn for the map (see :mod:`geomint.server.rasters`).
+Pictures = Annotated[RasterImages, Depends(_pictures)]
 #: The ``{chat_id}`` path parameter, checked to be a chat id (422 when it is not).
 ChatId = Annotated[str, Depends(_chat_id)]
 

@@ -9,8 +9,9 @@ with its first message or file instead); ``PATCH /api/chats/<id>`` with
 (a chat not stored yet reads as a new one: :mod:`geomint.server.new_chat`, whose
 entries' GeoJSON is ``GET /api/new-chat/entries/<entry id>?version=<n>``); ``GET
 /api/chats/<id>/analyses/<analysis id>``; ``GET /api/chats/<id>/entries/<entry
-id>?version=<n>`` (for parts that name their GeoJSON by reference). What each returns is
-built in :mod:`geomint.server.thread`.
+id>?version=<n>`` (for parts that name their GeoJSON by reference; a raster entry has
+none: :mod:`.rasters` draws it). What each returns is built in
+:mod:`geomint.server.thread`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import asyncio
 import json
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request
 from fastapi.encoders import jsonable_encoder
@@ -26,9 +28,10 @@ from fastapi.responses import Response
 from pydantic import BaseModel, ConfigDict
 
 from geomint.server.routes._deps import Agent, ChatId, Fresh, IdleChatId, store_new_chat
-from geomint.server.thread import analysis_view, chat_view, entry_geojson, parts_view
+from geomint.server.thread import analysis_view, chat_view, entry_version, is_raster, parts_view
 from geomint.state.events import title_problem
 from geomint.store import NoSuchChatError, RefusedEventError
+from geomint.ui import raster_url
 
 __all__ = ["router"]
 
@@ -158,11 +161,22 @@ async def analysis(chat_id: ChatId, analysis_id: str, agent: Agent) -> Response:
 async def entry(
     chat_id: ChatId, entry_id: str, agent: Agent, version: int | None = None
 ) -> Response:
-    """An entry version's GeoJSON (the latest by default), as stored."""
+    """An entry version's GeoJSON (the latest by default), as stored; 409 for a raster,
+    which has none (the answer says where its picture and its GeoTIFF are)."""
     try:
-        data = await asyncio.to_thread(entry_geojson, agent.chats, chat_id, entry_id, version)
+        written = await asyncio.to_thread(entry_version, agent.chats, chat_id, entry_id, version)
     except NoSuchChatError:
-        data = None
-    if data is None:
+        written = None
+    if written is None:
         raise HTTPException(404, f"no entry {entry_id!r} v{version} in chat {chat_id!r}")
+    if is_raster(written):
+        chat, entry = quote(chat_id, safe=""), quote(entry_id, safe="")
+        raise HTTPException(
+            409,
+            f"{entry_id} is a raster, not GeoJSON: its picture is at "
+            f"{raster_url(chat_id, entry_id, written.version)} and it downloads as a GeoTIFF "
+            f"from /api/chats/{chat}/entries/{entry}/export?format=geotiff&version="
+            f"{written.version}",
+        )
+    data = await asyncio.to_thread(agent.chats.read_blob, chat_id, written.blob)
     return Response(data, media_type="application/geo+json")

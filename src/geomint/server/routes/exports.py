@@ -1,9 +1,11 @@
 """Downloads: a layer, a chart's data, a figure with its provenance, the whole chat.
 
-- ``GET /api/chats/<id>/entries/<entry id>/export?format=geojson|csv|parquet&version=<n>``:
+- ``GET /api/chats/<id>/entries/<entry id>/export?format=geojson|csv|parquet|geotiff&version=<n>``:
   an entry version (the latest by default) as stored (GeoJSON), as CSV, or as GeoParquet
-  (EPSG:4326). A named version never changes: it is served with an ETag and cached for a
-  year; the latest is revalidated each time (its ETag is the version's content hash).
+  (EPSG:4326); a raster entry as a Cloud Optimized GeoTIFF (its own CRS, every band, its
+  nodata), the format it downloads as when none is named. A named version never changes:
+  it is served with an ETag and cached for a year; the latest is revalidated each time
+  (its ETag is the version's content hash).
 - ``GET /api/chats/<id>/analyses/<analysis id>/chart.csv``: the data a chart drew.
 - ``GET /api/chats/<id>/figures/<value id>/export``: the figure as JSON, with its sources,
   the entry versions it came from and the code that minted it.
@@ -27,6 +29,7 @@ from fastapi.responses import Response, StreamingResponse
 from starlette.background import BackgroundTask
 
 from geomint import __version__
+from geomint.sandbox import bytes_raster
 from geomint.server.exports import (
     CHUNK_BYTES,
     chart_csv,
@@ -34,8 +37,9 @@ from geomint.server.exports import (
     features_csv,
     features_parquet,
 )
+from geomint.server.rasters import geotiff
 from geomint.server.routes._deps import Agent, ChatId, Fresh
-from geomint.server.thread import chart_config, entry_version, figure_view
+from geomint.server.thread import chart_config, entry_version, figure_view, is_raster
 from geomint.store import NoSuchChatError, export_text
 
 T = TypeVar("T")
@@ -49,6 +53,7 @@ FORMATS: Final = {
     "geojson": ("geojson", "application/geo+json"),
     "csv": ("csv", "text/csv; charset=utf-8"),
     "parquet": ("parquet", "application/vnd.apache.parquet"),
+    "geotiff": ("tif", "image/tiff; application=geotiff; profile=cloud-optimized"),
 }
 _JSON: Final = "application/json"
 _IMMUTABLE: Final = "private, max-age=31536000, immutable"
@@ -107,16 +112,27 @@ async def export_entry(
     entry_id: str,
     request: Request,
     fresh: Fresh,
-    format: Literal["geojson", "csv", "parquet"] = "geojson",
+    format: Literal["geojson", "csv", "parquet", "geotiff"] | None = None,
     version: int | None = None,
 ) -> Response:
-    """An entry version as a GeoJSON, CSV or GeoParquet file named after its label (a new
-    chat's, before it is stored, from what every new chat starts with)."""
+    """An entry version as a GeoJSON, CSV or GeoParquet file named after its label, a
+    raster as a GeoTIFF (a new chat's, before it is stored, from what every new chat starts
+    with). Without a format: GeoJSON, or GeoTIFF for a raster."""
     chats, held_as = await fresh.holder(chat_id)
     written = await _found(
         f"no entry {entry_id!r} v{version} in chat {chat_id!r}",
         entry_version, chats, held_as, entry_id, version,
     )  # fmt: skip
+    raster = is_raster(written)
+    format = format or ("geotiff" if raster else "geojson")
+    if raster and format != "geotiff":
+        raise HTTPException(
+            409, f"{entry_id} is a raster: it downloads as a GeoTIFF (format=geotiff), not {format}"
+        )
+    if not raster and format == "geotiff":
+        raise HTTPException(
+            409, f"{entry_id} holds features, not a raster: it downloads as geojson, csv or parquet"
+        )
     extension, media_type = FORMATS[format]
     # The stored content and the code that turned it into this format make the file.
     etag = f'"{written.blob.sha256}.{format}.{__version__}"'
@@ -126,6 +142,10 @@ async def export_entry(
     if _matches(request, etag):
         return Response(status_code=304, headers=headers)
     data = await asyncio.to_thread(chats.read_blob, held_as, written.blob)
+    if format == "geotiff":
+        tiff = await asyncio.to_thread(lambda: geotiff(bytes_raster(data), label=written.label))
+        headers["content-length"] = str(len(tiff))
+        return StreamingResponse(_chunks(tiff), media_type=media_type, headers=headers)
     if format == "geojson":
         headers["content-length"] = str(len(data))
         return StreamingResponse(_chunks(data), media_type=media_type, headers=headers)

@@ -1,14 +1,17 @@
 // The layers panel: every entry of the open chat as a layer, topmost first, with its
 // colour (and legend), label, kind, feature count and sources; show or hide, zoom to,
 // opacity, move up or down, export, remove from the map (listed below the others, with
-// "Put back"; the entry stays in the chat). What a person changes is sent to the server, which
+// "Put back"; the entry stays in the chat). A raster is a layer like the others: its legend
+// is its colour ramp with the values at its ends, and it exports as a GeoTIFF. What a
+// person changes is sent to the server, which
 // keeps it in the chat's log and answers with the entry's whole style: the map draws that
 // answer, so a reload shows the same.
 
-import { legendOf, swatch } from "./styles.js";
+import { legendOf, ramp, rasterLegendOf, swatch } from "./styles.js";
 import { api, el, exportMenu, exportUrl, formatNumber } from "./util.js";
 
 const FORMATS = [["geojson", "GeoJSON"], ["csv", "CSV"], ["parquet", "GeoParquet"]];
+const RASTER_FORMATS = [["geotiff", "GeoTIFF"]];
 
 export class LayersPanel {
   /**
@@ -25,7 +28,7 @@ export class LayersPanel {
     this.chatId = chatId;
     this.failed = failed;
     this.extraTools = extraTools;
-    /** entry id -> {entry_id, label, version}: every layer, drawn on the map or not. */
+    /** entry id -> {entry_id, label, version, removed, raster}: every layer, drawn on the map or not. */
     this.layers = new Map();
     // Redrawn once a frame at most: reopening a chat of 50 layers changes the map 100 times.
     liveMap.onChange = () => {
@@ -44,7 +47,7 @@ export class LayersPanel {
     if (known && known.version && entry.version && known.version > entry.version) return;
     this.layers.set(entry.entry_id, {
       entry_id: entry.entry_id, label: entry.label || entry.entry_id, version: entry.version ?? null,
-      removed: entry.removed ?? known?.removed ?? false,
+      removed: entry.removed ?? known?.removed ?? false, raster: Boolean(entry.raster) || (known?.raster ?? false),
     });
     this.draw();
   }
@@ -104,14 +107,16 @@ export class LayersPanel {
     const drawn = this.liveMap.entries.get(layer.entry_id);
     const version = layer.version ? `&version=${layer.version}` : "";
     const base = exportUrl(this.chatId(), `entries/${encodeURIComponent(layer.entry_id)}/export`);
-    const exports = exportMenu(`Export the layer ${layer.label}`, FORMATS.map(([format, text]) =>
+    const exports = exportMenu(`Export the layer ${layer.label}`, (layer.raster ? RASTER_FORMATS : FORMATS).map(([format, text]) =>
       ({ text, format, href: `${base}?format=${format}${version}` })));
     const label = el("span", { class: "layer-label", title: `${layer.entry_id}${layer.version ? ` v${layer.version}` : ""}`, text: layer.label });
     if (!drawn) {
-      // Too large to draw again after a reload: listed (and exportable), not on the map.
+      // Too large to draw again after a reload (or, a raster, with no place in longitude
+      // and latitude): listed (and exportable), not on the map.
+      const why = layer.raster ? "not drawn: its extent has no longitude and latitude" : "not drawn: too large to draw again after a reload";
       return el("li", { class: "layer", dataset: { entryId: layer.entry_id } },
         el("div", { class: "layer-head" }, label, exports),
-        el("p", { class: "layer-meta", text: "not drawn: too large to draw again after a reload" }));
+        el("p", { class: "layer-meta", text: why }));
     }
     const name = layer.label;
     const shown = el("input", {
@@ -129,9 +134,10 @@ export class LayersPanel {
       type: "button", class: "layer-tool", dataset: { control }, "aria-label": `${title} ${name}`, title: `${title} ${name}`, text, onclick, disabled,
     });
     const sources = [...new Set((drawn.sources || []).map((s) => [s.publisher || s.title, s.licence].filter(Boolean).join(", ")))];
-    const meta = `${drawn.kind} · ${formatNumber(drawn.count)} feature${drawn.count === 1 ? "" : "s"}`;
-    return el("li", { class: "layer", dataset: { entryId: layer.entry_id } },
-      el("div", { class: "layer-head" }, shown, swatch(drawn.style.color, drawn.geometry), label, exports),
+    const meta = drawn.raster ? rasterMeta(drawn) : `${drawn.kind} · ${formatNumber(drawn.count)} feature${drawn.count === 1 ? "" : "s"}`;
+    const sample = drawn.raster ? ramp(drawn.raster.legend?.palette, "swatch swatch-raster") : swatch(drawn.style.color, drawn.geometry);
+    return el("li", { class: "layer", dataset: drawn.raster ? { entryId: layer.entry_id, raster: "true" } : { entryId: layer.entry_id } },
+      el("div", { class: "layer-head" }, shown, sample, label, exports),
       el("p", { class: "layer-meta", text: meta }),
       sources.length ? el("p", { class: "layer-source", text: sources.join("; ") }) : null,
       el("div", { class: "layer-tools" },
@@ -141,7 +147,7 @@ export class LayersPanel {
         el("label", { class: "layer-opacity-label" }, "Opacity ", opacity),
         ...this.extraTools(layer),
         tool("remove", "Remove", "Remove from the map", () => this.#keep(layer.entry_id, { removed: true }))),
-      legendOf(drawn.style, { geometry: drawn.geometry }));
+      drawn.raster ? rasterLegendOf(drawn.raster) : legendOf(drawn.style, { geometry: drawn.geometry }));
   }
 
   /** Swap two layers' places in the drawing order. */
@@ -168,4 +174,14 @@ export class LayersPanel {
       this.draw(); // back to what the map draws
     }
   }
+}
+
+/** A raster's line under its name: its kind, its grid's size, its CRS. */
+function rasterMeta(drawn) {
+  const summary = drawn.raster.summary || {};
+  const [rows, cols] = Array.isArray(summary.shape) ? summary.shape : [];
+  const parts = [drawn.kind];
+  if (rows && cols) parts.push(`${formatNumber(cols)} × ${formatNumber(rows)} cells`);
+  if (summary.crs) parts.push(String(summary.crs));
+  return parts.join(" · ");
 }

@@ -106,7 +106,8 @@ const layersPanel = new LayersPanel($("#layer-list"), $("#layer-count"), {
   liveMap,
   chatId: () => state.chatId,
   failed: (text) => showNote(text),
-  extraTools: (layer) => [el("button", {
+  // A raster has cells, not rows of features: no table.
+  extraTools: (layer) => layer.raster ? [] : [el("button", {
     type: "button", class: "layer-tool layer-table", dataset: { control: "table" }, text: "Table", "aria-label": `Table of ${layer.label}`,
     onclick: (event) => table.open(layer.entry_id, layer.label, event.currentTarget),
   })],
@@ -114,7 +115,8 @@ const layersPanel = new LayersPanel($("#layer-list"), $("#layer-count"), {
 
 // -- opening a chat ----------------------------------------------------------------------
 
-// The largest entry drawn again on reload (a bigger one is listed, not fetched).
+// The largest entry drawn again on reload (a bigger one is listed, not fetched). A raster
+// is drawn from a picture of at most 2048 pixels a side, whatever its size.
 const MAX_RESTORED_BYTES = 20_000_000;
 
 async function openChat(chatId, { push = false } = {}) {
@@ -148,7 +150,7 @@ async function openChat(chatId, { push = false } = {}) {
   }
   const restored = [];
   for (const entry of thread.entries.values()) {
-    if (entry.bytes > MAX_RESTORED_BYTES) {
+    if (!entry.raster && entry.bytes > MAX_RESTORED_BYTES) {
       messages.append(el("li", { class: "progress", role: "note",
         text: `${entry.entry_id} (${entry.label}) is too large to draw again after a reload; the model can still read it.` }));
       continue;
@@ -430,8 +432,8 @@ const uploads = new UploadQueue({
     loadChats().catch(() => {});
     if (state.chatId !== chatId) return; // the person has moved to another chat meanwhile
     layersPanel.note(added);
-    await liveMap.setEntry({ ...added, kind: "byod", visible: true });
-    const box = added.geojson && bboxOf(added.geojson);
+    await liveMap.setEntry({ ...added, kind: added.kind || "byod", visible: true });
+    const box = added.geojson ? bboxOf(added.geojson) : added.bbox;
     if (box) liveMap.view({ bbox: box });
   },
 });

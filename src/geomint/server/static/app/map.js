@@ -1,9 +1,11 @@
 // The live map: an offline basemap, and one source per entry whose layers follow the
 // entry's display state and the style the server holds for it. Sources are named
-// "entry-<entry id>"; an entry with a higher style order is drawn above.
+// "entry-<entry id>"; an entry with a higher style order is drawn above. A raster entry is
+// an image source (the server's picture of it, placed by its corners) drawn by one raster
+// layer, "entry-<entry id>-raster".
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
-import { FALLBACK_STYLE, labelsOf, paintOf } from "./styles.js";
+import { FALLBACK_STYLE, labelsOf, paintOf, rasterPaintOf } from "./styles.js";
 import { addCityLabels, addCityLand, fetchCityLand } from "./city.js";
 
 /** The attribute table's outline (highlight.js) stays above every entry. */
@@ -26,7 +28,8 @@ export class LiveMap {
     maplibregl.setWorkerUrl("/static/vendor/maplibre-gl/maplibre-gl-worker.mjs");
     const protocol = new window.pmtiles.Protocol();
     maplibregl.addProtocol("pmtiles", protocol.tile);
-    /** entry id -> {entry_id, kind, label, version, count, geometry, sources, style, visible} */
+    /** entry id -> {entry_id, kind, label, version, count, geometry, sources, style, visible,
+     * bbox, raster}; raster is {summary, legend} for a raster entry, else absent. */
     this.entries = new Map();
     /** Called whenever an entry is added, changed or removed (the layers panel redraws). */
     this.onChange = () => {};
@@ -69,7 +72,10 @@ export class LiveMap {
   }
 
   /** Add or replace an entry's data; visible says whether its layers show. */
-  async setEntry({ entry_id, kind, label, version = null, sources = [], geojson, geojson_url, visible = true, style = null }) {
+  async setEntry(part) {
+    if (part.raster) return this.#setRaster(part);
+    const { entry_id, kind, label, version = null, sources = [], visible = true, style = null } = part;
+    let { geojson, geojson_url } = part;
     // A large entry comes by reference: the stream and the reload carry its URL, not its data.
     if (!geojson && geojson_url) geojson = await this.fetchGeojson(geojson_url);
     if (!geojson || geojson.type !== "FeatureCollection") return;
@@ -97,6 +103,49 @@ export class LiveMap {
       count: geojson.features.length, geometry: geometryOf(geojson), bbox: bboxOf(geojson),
     });
     this.setDisplay(entry_id, visible, drawn);
+  }
+
+  /** A raster entry: the server's picture of it as an image source, placed by its corners
+   * (the part's), drawn by one raster layer; its legend is fetched beside it. */
+  async #setRaster({ entry_id, kind, label, version = null, sources = [], raster, bbox = null, visible = true, style = null }) {
+    const corners = raster.coordinates;
+    const url = ownApiUrl(raster.image_url);
+    if (!url || !Array.isArray(corners) || corners.length !== 4) return; // listed, not drawn
+    await this.loaded;
+    const id = `entry-${entry_id}`;
+    const known = this.entries.get(entry_id);
+    const drawn = style || known?.style || { ...FALLBACK_STYLE, order: this.entries.size };
+    const source = this.map.getSource(id);
+    if (source) source.updateImage({ url, coordinates: corners });
+    else {
+      this.map.style.addSource(id, { type: "image", url, coordinates: corners }, UNCHECKED);
+      this.map.style.addLayer({ id: `${id}-raster`, type: "raster", source: id, paint: rasterPaintOf(drawn, visible) }, undefined, UNCHECKED);
+    }
+    const legend = known?.version === version ? known?.raster?.legend ?? null : null;
+    this.entries.set(entry_id, {
+      entry_id, kind, label, version, sources, style: drawn, visible, count: null, geometry: "raster",
+      bbox: Array.isArray(bbox) && bbox.length === 4 ? bbox : boxOfCorners(corners),
+      raster: { summary: raster.summary || {}, legend },
+    });
+    this.setDisplay(entry_id, visible, drawn);
+    if (!legend) this.#fetchLegend(entry_id, version, raster.legend_url);
+  }
+
+  /** What a raster's legend shows (the values at its ramp's ends), once the server says. */
+  async #fetchLegend(entry_id, version, url) {
+    const href = ownApiUrl(url);
+    if (!href) return;
+    try {
+      const response = await fetch(href);
+      if (!response.ok) return;
+      const legend = await response.json();
+      const entry = this.entries.get(entry_id);
+      if (!entry?.raster || entry.version !== version) return; // a newer version came meanwhile
+      entry.raster.legend = legend;
+      this.onChange();
+    } catch {
+      // Without it the legend shows the ramp and no numbers.
+    }
   }
 
   /** A result arrived during a turn: highlight it, and show it unless the person moved the map. */
@@ -160,7 +209,7 @@ export class LiveMap {
   clear() {
     for (const entryId of this.entries.keys()) {
       const id = `entry-${entryId}`;
-      for (const layer of this.#layerIds(id, { labels: true })) if (this.map.getLayer(layer)) this.map.removeLayer(layer);
+      for (const layer of this.#layerIds(id, { labels: true, raster: true })) if (this.map.getLayer(layer)) this.map.removeLayer(layer);
       if (this.map.getSource(id)) this.map.removeSource(id);
     }
     this.entries.clear();
@@ -189,8 +238,9 @@ export class LiveMap {
   /** Fit every visible entry (after a reload with no stored camera move). */
   fitEntries() {
     let box = null;
-    for (const entryId of this.entries.keys()) {
-      box = bboxOf(this.map.getSource(`entry-${entryId}`)?.serialize().data, box);
+    for (const [entryId, entry] of this.entries) {
+      if (entry.raster) box = grow(box, entry.bbox);
+      else box = bboxOf(this.map.getSource(`entry-${entryId}`)?.serialize().data, box);
     }
     if (box) this.view({ bbox: box }, { animate: false });
   }
@@ -245,9 +295,11 @@ export class LiveMap {
     });
   }
 
-  #layerIds(id, { labels = false } = {}) {
+  /** An entry's layers by its source id: those of features, with its labels' and its
+   * raster's when asked (a raster entry has only the last). */
+  #layerIds(id, { labels = false, raster = false } = {}) {
     const ids = [`${id}-fill`, `${id}-line`, `${id}-circle`];
-    return labels ? [...ids, `${id}-label`] : ids;
+    return [...ids, ...(labels ? [`${id}-label`] : []), ...(raster ? [`${id}-raster`] : [])];
   }
 
   #addLayers(id, kind, style) {
@@ -280,6 +332,14 @@ export class LiveMap {
   #applyStyle(entry_id) {
     const entry = this.entries.get(entry_id);
     const id = `entry-${entry_id}`;
+    if (entry?.raster && this.map.getLayer(`${id}-raster`)) {
+      // Hidden at opacity 0, as features are.
+      for (const [name, value] of Object.entries(rasterPaintOf(entry.style, entry.visible))) {
+        if (name.endsWith("-opacity") || name.endsWith("-transition")) this.map.setPaintProperty(`${id}-raster`, name, value);
+      }
+      this.onStyled(entry_id);
+      return;
+    }
     if (!entry || !this.map.getLayer(`${id}-fill`)) return;
     // A hidden entry is drawn at opacity 0, which MapLibre skips drawing, rather than with
     // visibility "none": showing a layer again after that re-lays out every tile of its
@@ -324,8 +384,8 @@ export class LiveMap {
   /** Whether the layers on the map are not in their entries' style order (a new entry is
    * added on top, which is its place unless an earlier one was moved above it). */
   #outOfOrder() {
-    const stack = this.map.getLayersOrder().filter((id) => id.startsWith("entry-") && id.endsWith("-fill"));
-    const orders = stack.map((id) => this.entries.get(id.slice(6, -5))?.style.order ?? 0);
+    const stack = this.map.getLayersOrder().filter((id) => id.startsWith("entry-") && /-(fill|raster)$/.test(id));
+    const orders = stack.map((id) => this.entries.get(id.slice(6).replace(/-(fill|raster)$/, ""))?.style.order ?? 0);
     return orders.some((order, i) => i > 0 && order < orders[i - 1]);
   }
 
@@ -333,7 +393,7 @@ export class LiveMap {
   #restack() {
     const ordered = [...this.entries.values()].sort((a, b) => (a.style.order ?? 0) - (b.style.order ?? 0));
     for (const entry of ordered) {
-      for (const layer of this.#layerIds(`entry-${entry.entry_id}`, { labels: true })) {
+      for (const layer of this.#layerIds(`entry-${entry.entry_id}`, { labels: true, raster: true })) {
         if (this.map.getLayer(layer)) this.map.moveLayer(layer, this.map.getLayer(ON_TOP) ? ON_TOP : undefined);
       }
     }
@@ -419,6 +479,27 @@ export function geometryOf(collection) {
 export function onlyPoints(collection) {
   const features = collection?.features ?? [];
   return features.length > 0 && features.every((f) => f.geometry?.type === "Point" || f.geometry?.type === "MultiPoint");
+}
+
+/** A same-origin path under this server's API as an absolute URL (MapLibre loads images
+ * from it), or null for anything else. */
+function ownApiUrl(path) {
+  if (typeof path !== "string" || !/^\/api\/(chats|new-chat)\//.test(path)) return null;
+  return new URL(path, location.origin).href;
+}
+
+/** The [west, south, east, north] around an image's four [lon, lat] corners. */
+function boxOfCorners(corners) {
+  const lons = corners.map((c) => c[0]);
+  const lats = corners.map((c) => c[1]);
+  return [Math.min(...lons), Math.min(...lats), Math.max(...lons), Math.max(...lats)];
+}
+
+/** `box` grown to take in `other` ([west, south, east, north] each; either may be null). */
+function grow(box, other) {
+  if (!Array.isArray(other) || other.length !== 4) return box;
+  if (!box) return [...other];
+  return [Math.min(box[0], other[0]), Math.min(box[1], other[1]), Math.max(box[2], other[2]), Math.max(box[3], other[3])];
 }
 
 /** The [west, south, east, north] of a FeatureCollection, grown from `box` if given. */

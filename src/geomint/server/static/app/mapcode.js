@@ -6,7 +6,8 @@
 // which is also how a reload draws them (the parts come back in order).
 //
 // Ids: a diff speaks the model's ids (an entry's source `places-1`, its layers
-// `places-1-fill|line|circle|label`, a layer of map code `cafe-heat`). On the map an
+// `places-1-fill|line|circle|label`, a raster entry's one layer `rasters-1-raster`, a layer
+// of map code `cafe-heat`). On the map an
 // entry's source is `entry-places-1` (map.js) and map code's own sources and layers are
 // `mapcode-<id>`, so they can never meet the basemap's ids, and a basemap switch keeps them
 // (basemaps.js keeps ours).
@@ -17,7 +18,7 @@ import { el, formatNumber, visibleCode } from "./util.js";
 export const PREFIX = "mapcode-";
 /** The attribute table's outline (highlight.js) stays above everything map code adds. */
 const ON_TOP = "table-highlight-fill";
-const ENTRY_LAYER = /^(.+)-(fill|line|circle|label)$/;
+const ENTRY_LAYER = /^(.+)-(fill|line|circle|label|raster)$/;
 /** Source types a diff may add, with the one key each may point at a URL with. */
 const SOURCE_URL_KEY = { geojson: "data", image: "url" };
 const REDUCED_MOTION = "(prefers-reduced-motion: reduce)";

@@ -31,6 +31,7 @@ const TOOL_NAMES = {
   recall_state: ["Recalling the chat", "Recalled the chat"],
   update_places_display: ["Updating places on the map", "Updated places on the map"],
   update_geometries_display: ["Updating shapes on the map", "Updated shapes on the map"],
+  update_rasters_display: ["Updating rasters on the map", "Updated rasters on the map"],
   fly_to: ["Moving the map", "Moved the map"],
   fit_bounds: ["Fitting the map", "Fitted the map"],
   set_map_style: ["Switching the basemap", "Switched the basemap"],
@@ -58,8 +59,9 @@ export function userMessage(text) {
 }
 
 export function uploadMessage(upload) {
-  const what = `${upload.name}: ${formatNumber(upload.features)} features added as ${upload.entry_id}` +
-    (upload.format ? ` (${upload.format})` : "");
+  // A GeoTIFF becomes a rasters entry: a grid of cells, not features.
+  const added = /^rasters-\d+$/.test(upload.entry_id || "") ? "a raster" : `${formatNumber(upload.features)} features`;
+  const what = `${upload.name}: ${added} added as ${upload.entry_id}` + (upload.format ? ` (${upload.format})` : "");
   const node = el("li", { class: "msg upload", dataset: { role: "user", entryId: upload.entry_id } }, what);
   for (const warning of upload.warnings || []) node.append(el("div", { class: "progress", text: warning }));
   return node;

@@ -132,3 +132,56 @@ export function swatch(color, geometry = "point") {
   node.style.setProperty("--swatch", colour(color, FALLBACK_STYLE.color));
   return node;
 }
+
+/** The colours a raster's ramp runs through when its legend has not said (viridis). */
+const RAMP = ["#440154", "#482878", "#3e4a89", "#31688e", "#26828e", "#1f9e89", "#35b779", "#6dcd59", "#b4de2c", "#fde725"];
+const HEX = /^#[0-9a-f]{6}$/i;
+
+/** Paint of a raster entry's layer: its opacity (0 when hidden), cells drawn sharp. */
+export function rasterPaintOf(style, visible = true) {
+  const s = style || FALLBACK_STYLE;
+  const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
+  return {
+    "raster-opacity": visible ? opacity : 0,
+    "raster-opacity-transition": { duration: 0, delay: 0 },
+    "raster-resampling": "nearest",
+    "raster-fade-duration": 0,
+  };
+}
+
+/** A strip of a raster's colour ramp, low on the left (`palette`: hex colours). */
+export function ramp(palette, className = "legend-ramp") {
+  const colours = Array.isArray(palette) && palette.length > 1 && palette.every((c) => HEX.test(c)) ? palette : RAMP;
+  const node = el("span", { class: className, "aria-hidden": "true" });
+  // Through the CSSOM: the page's CSP refuses style attributes.
+  node.style.setProperty("--ramp", `linear-gradient(to right, ${colours.join(", ")})`);
+  return node;
+}
+
+/**
+ * The legend of a raster entry: what its values are, its ramp with the values at its ends
+ * (the 2nd and 98th percentiles drawn: values beyond take the end colours), and that cells
+ * with no data are not drawn. `legend` is the server's (raster.json), null until it came.
+ */
+export function rasterLegendOf(raster) {
+  const summary = raster?.summary || {};
+  const legend = raster?.legend;
+  const title = summary.label || "cell values";
+  const band = legend && legend.bands > 1 ? ` (band ${legend.band} of ${legend.bands})` : "";
+  const range = legend?.range;
+  return el("div", { class: "legend legend-raster" },
+    el("p", { class: "legend-title", text: `${title}${band}` }),
+    ramp(legend?.palette),
+    el("p", { class: "legend-range" },
+      el("span", { class: "legend-low", text: range ? formatNumber(range[0]) : "low" }),
+      el("span", { class: "legend-high", text: range ? formatNumber(range[1]) : "high" })),
+    el("p", { class: "legend-note", text: range
+      ? `colours from the ${ordinal(legend.stretch?.[0] ?? 2)} to the ${ordinal(legend.stretch?.[1] ?? 98)} percentile; no data is clear`
+      : "no data is clear" }));
+}
+
+function ordinal(n) {
+  const v = Math.round(n);
+  const tail = v % 100 >= 11 && v % 100 <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[v % 10] || "th");
+  return `${v}${tail}`;
+}

@@ -34,14 +34,15 @@ def test_ui_exports() -> None:
 
     assert sorted(geomint.ui.__all__) == sorted([
         "PART_ADAPTER", "AnalysisPart", "ApprovalAnsweredPart", "ApprovalAskedPart",
-        "BasemapPart", "BlobReader", "ChartPart", "ClassifiedPart", "DisplayPart", "DurablePart",
+        "BasemapPart", "BlobReader", "ChartPart", "ClassifiedPart", "DiscoveryPart",
+        "DisplayPart", "DurablePart",
         "EntryPart", "LanguagePart",
         "FigureCard", "FigurePart", "LayerCard", "MapChangePart", "MapUndonePart", "MissPart",
         "MonitorRanPart",
         "MonitorSwitchedPart", "ObservationPart", "Part", "ProgressPart", "Projector",
         "QuestionPart", "RasterView", "RunEndedPart", "RunStartedPart", "TextDeltaPart", "TextPart",
         "ToolCallPart", "ToolResultPart", "UploadPart", "ViewPart", "approval_preview",
-        "chat_parts", "entry_url", "figure_card", "is_durable", "parts_of",
+        "chat_parts", "discovery_summary", "entry_url", "figure_card", "is_durable", "parts_of",
         "raster_url", "raster_view",
     ])  # fmt: skip
     for name in geomint.ui.__all__:

@@ -119,7 +119,8 @@ def test_the_turn_budget_stops_generation_with_the_reason(in_process: Sandbox) -
     outcome = _run(in_process, Scripted([bad] * 4), budget=budget)
     assert outcome.verified is None and len(outcome.attempts) == 2
     assert outcome.error == (
-        "this turn's map-code budget of 2 generation calls is spent; the map was not changed"
+        "this turn's budget for second model calls (map code and discovery) of 2 calls is "
+        "spent; the map was not changed"
     )
     assert budget.used.requests == 2
 

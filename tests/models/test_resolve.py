@@ -18,11 +18,15 @@ from geomint.models import describe_model, resolve_model
 def test_public_surface() -> None:
     assert sorted(geomint.models.__all__) == [
         "CODEGEN_MARKER",
+        "DISCOVERY_MARKER",
         "MODEL_ENV",
         "ModelDescription",
         "ModelSpec",
+        "TurnBudget",
+        "Usage",
         "describe_model",
         "resolve_model",
+        "second_call",
     ]
 
 

@@ -15,11 +15,16 @@ from typing import Any
 
 import pytest
 from tests.server.web import ask, call, make_agent
+from tests.sources.connectors.support import RECORDED, fast, live_source
+from tests.sources.test_discovery import SEARCH, search_body
 
 from geomint.agent import MapAgent
 from geomint.models.demo import DEMO_PROMPTS
 from geomint.sandbox import Sandbox
 from geomint.server import create_app
+from geomint.sources import SourceRegistry, Sources
+from geomint.store import MemoryStore
+from geomint.testing import RecordedServer, Script
 from geomint.ui import PART_ADAPTER, is_durable
 
 
@@ -70,3 +75,24 @@ def test_what_a_run_streamed_reads_back_the_same(agent: MapAgent, prompt: str) -
     for part in this_run:
         if "geojson" in part:
             assert part["geojson"] == streamed_data[part["seq"]]
+
+
+def test_a_live_catalogue_search_streams_and_reads_back_as_one_row(in_process: Sandbox) -> None:
+    with RecordedServer(RECORDED / "ckan") as server:
+        server.add("GET", SEARCH, body=search_body(server.base_url))
+        rows = [live_source("hri-catalogue", base_url=f"{server.base_url}/hri")]
+        sources = Sources(SourceRegistry(MemoryStore(), seed=rows), policy=fast(), live=True)
+        script = Script(
+            picks=[{"tools": ["find_sources"], "scopes": {}}],
+            steps=[[("find_sources", {"query": "bicycle counts"})], "One dataset fits."],
+            shortlists=[{"shortlist": [{"id": "hri-catalogue/helsingin-pyorailijamaarat",
+                                        "why": "bicycle counts"}]}],
+        )  # fmt: skip
+        app = create_app(make_agent(in_process, script.model(), sources=sources))
+        response = run(call(app, "POST", "/api/chat", json=ask("Cyclists?", "found")))
+    assert response.status_code == 200
+    (streamed,) = [p for p in _streamed(response.text) if p["type"] == "discovery"]
+    assert streamed["summary"] == "Searched 1 catalogue, 1 candidate"
+    assert streamed["shortlist"][0]["why"] == "bicycle counts"
+    read_back = run(call(app, "GET", "/api/chats/found/parts")).json()["parts"]
+    assert [p for p in read_back if p["type"] == "discovery"] == [streamed]

@@ -167,7 +167,8 @@ async def test_the_turn_budget_refuses_generation_with_the_reason(make_ctx: Make
     with pytest.raises(ToolError) as caught:
         await call(ctx, "execute_map_code", {"intent": "zoom in a lot"})
     assert caught.value.message == (
-        "this turn's map-code budget of 1 generation calls is spent; the map was not changed"
+        "this turn's budget for second model calls (map code and discovery) of 1 call is "
+        "spent; the map was not changed"
     )
 
 

@@ -32,6 +32,7 @@ from geomint.sandbox.prepare import hides_code
 from geomint.ui import (
     ChartPart,
     ClassifiedPart,
+    DiscoveryPart,
     DisplayPart,
     EntryPart,
     FigureCard,
@@ -54,6 +55,7 @@ __all__ = [
     "format_value",
     "render_chart",
     "render_check",
+    "render_discovery",
     "render_entry",
     "render_event",
     "render_figures",
@@ -537,7 +539,41 @@ def render_event(part: Part, *, verbose: bool = False) -> RenderableType | None:
             return render_map_change(part.model_dump(mode="json"))
         case MapUndonePart():
             return Text(f"  ↶ map change {part.change_id} undone", style="magenta")
+        case DiscoveryPart():
+            return render_discovery(part)
     return None
+
+
+def render_discovery(part: DiscoveryPart) -> RenderableType:
+    """A live catalogue search as one line, with its steps under it: each catalogue
+    searched, then each dataset the shortlist kept and why."""
+    usage: dict[str, Any] = dict(part.usage)
+    tokens = int(usage.get("input_tokens") or 0) + int(usage.get("output_tokens") or 0)
+    head = Text("  ⌕ ", style="cyan")
+    head.append(part.summary, style="bold cyan")
+    head.append(f"  for {_cut(part.query, 80)!r}" + (f", {tokens:,} tokens" if tokens else ""),
+                style="dim")  # fmt: skip
+    lines: list[RenderableType] = [head]
+    for search in part.searches:
+        if search.ok:
+            matched = f"{search.matched} match, " if search.matched is not None else ""
+            said = f"      searched {search.catalogue}: {matched}read {search.read}"
+            lines.append(Text(said, style="dim"))
+        else:
+            failed = f"      searched {search.catalogue}: failed ({search.code or 'error'})"
+            lines.append(Text(f"{failed}: {_cut(search.error or '', 160)}", style="yellow"))
+    if part.problem:
+        lines.append(Text(f"      not shortlisted: {_cut(part.problem, 200)}", style="yellow"))
+    for kept in part.shortlist:
+        line = Text(f"      → {kept.id}", style="green")
+        line.append(f"  {_cut(kept.title, 80)}")
+        if kept.why:
+            line.append(f"  ({_cut(kept.why, 160)})", style="dim")
+        lines.append(line)
+    if part.dropped:
+        lines.append(Text(f"      dropped, not in any search: {', '.join(part.dropped)}",
+                          style="yellow"))  # fmt: skip
+    return Group(*lines)
 
 
 def render_map_change(change: Mapping[str, Any]) -> RenderableType:

@@ -57,9 +57,8 @@ from geomint.agent._toolset import (
     build_tools,
 )
 from geomint.agent.classifier import Classification, classify
-from geomint.codegen.pipeline import TurnBudget
 from geomint.errors import UsageError
-from geomint.models import ModelSpec, describe_model, resolve_model
+from geomint.models import ModelSpec, TurnBudget, describe_model, resolve_model
 from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
@@ -312,6 +311,7 @@ class MapAgent:
         codegen_model: Model | None = None,
         turn_budget: Mapping[str, int] | None = None,
         sources: Sources | None = None,
+        discovery_model: Model | None = None,
     ) -> None:
         if max_steps < 1:
             raise UsageError(f"max_steps must be at least 1; got {max_steps}")
@@ -323,6 +323,9 @@ class MapAgent:
         self.model = model
         #: The model that writes map code (``execute_map_code``): the chat's by default.
         self.codegen_model = codegen_model or model
+        #: The model that shortlists a live catalogue search (``find_sources``): the chat's
+        #: by default.
+        self.discovery_model = discovery_model or model
         self.turn_budget = _turn_budget(turn_budget)
         served = providers or Providers()
         #: Tools of ``registry`` not offered, each with the capabilities no provider serves.
@@ -634,14 +637,12 @@ class MapAgent:
             providers=self.providers,
             sources=self.sources,
             codegen_model=self.codegen_model,
-            # A budget of its own per run: the cap is per turn.
-            budget=(
-                TurnBudget(
-                    max_tokens=self.turn_budget.get("max_tokens"),
-                    max_requests=self.turn_budget.get("max_requests"),
-                )
-                if self.turn_budget
-                else None
+            discovery_model=self.discovery_model,
+            # A budget of its own per run: the cap is per turn. Without caps it still
+            # counts what second model calls (map code, discovery) spent in the turn.
+            budget=TurnBudget(
+                max_tokens=(self.turn_budget or {}).get("max_tokens"),
+                max_requests=(self.turn_budget or {}).get("max_requests"),
             ),
             **options,
         )
@@ -738,6 +739,7 @@ def create_map_agent(
     codegen_model: ModelSpec = None,
     turn_budget: Mapping[str, int] | None = None,
     sources: Sources | None = None,
+    discovery_model: ModelSpec = None,
 ) -> MapAgent:
     """Build a map agent.
 
@@ -782,14 +784,17 @@ def create_map_agent(
             offer them; one served from another origin must list it in ``origins``.
         codegen_model: The model that writes map code for ``execute_map_code`` (a cheaper
             or stronger one than the chat's); None uses the chat's model.
-        turn_budget: Caps on map-code generation per turn: ``{"max_tokens": 20000,
-            "max_requests": 4}``. A call over a cap is refused with the reason.
+        turn_budget: Caps on second model calls per turn, map code's generation and
+            discovery's shortlist together: ``{"max_tokens": 20000, "max_requests": 4}``.
+            A call over a cap is not made, and the tool says why.
         sources: The open-data side (:class:`~geomint.sources.Sources`): its registry,
             connectors, dense arm and whether live sources are offered. None keeps the
             registry in the chat store's database, seeded with the bundled sources, ranks
             with the MiniLM dense arm beside BM25 when the ``dense`` extra and its model
             are installed (BM25 alone otherwise, and results say so), and offers the live
             sources only when ``GEOMINT_SOURCES_LIVE=1``.
+        discovery_model: The model that reads a live catalogue search and shortlists it
+            for ``find_sources`` (a sub-agent with no tools); None uses the chat's model.
 
     Raises:
         UsageError: An unknown tool name, store URL or sandbox setting; a model string
@@ -807,6 +812,7 @@ def create_map_agent(
     styles = style_catalogue(map_styles)  # a bad style is refused before a store is opened
     resolved_model = resolve_model(model)
     resolved_codegen = resolve_model(codegen_model) if codegen_model is not None else None
+    resolved_discovery = resolve_model(discovery_model) if discovery_model is not None else None
     _turn_budget(turn_budget)  # refused before a store is opened
     if isinstance(store, Chats):
         chats, owns = store, False
@@ -849,6 +855,7 @@ def create_map_agent(
         codegen_model=resolved_codegen,
         turn_budget=turn_budget,
         sources=opendata,
+        discovery_model=resolved_discovery,
     )
 
 

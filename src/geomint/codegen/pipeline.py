@@ -17,13 +17,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from pydantic_ai.direct import model_request
-from pydantic_ai.messages import ModelRequest, SystemPromptPart, TextPart, UserPromptPart
 from pydantic_ai.models import Model
 
 from geomint.codegen.prompt import build_prompt
 from geomint.codegen.skills import match_skills
 from geomint.codegen.verify import Verified, verify_ops
+from geomint.models import TurnBudget, Usage, second_call
 from geomint.sandbox import Sandbox, SandboxResult
 
 __all__ = [
@@ -38,62 +37,6 @@ _FENCE: Final = re.compile(r"```(?:python|py)?[ \t]*\n(.*?)```", re.DOTALL)
 _MAX_CODE: Final = 20_000
 #: Characters of an answer read for code: a body is at most _MAX_CODE, with room for prose.
 _MAX_ANSWER: Final = 100_000
-
-
-@dataclass
-class Usage:
-    """What the second model cost so far: calls, tokens and wall time."""
-
-    requests: int = 0
-    input_tokens: int = 0
-    output_tokens: int = 0
-    ms: float = 0.0
-    model: str | None = None
-
-    def add(self, other: Usage) -> None:
-        """Add ``other``'s counts to these."""
-        self.requests += other.requests
-        self.input_tokens += other.input_tokens
-        self.output_tokens += other.output_tokens
-        self.ms += other.ms
-        self.model = other.model or self.model
-
-    def as_dict(self) -> dict[str, Any]:
-        """The counts as plain data (the ``MapUsage`` of the change's event)."""
-        return {
-            "requests": self.requests,
-            "input_tokens": self.input_tokens,
-            "output_tokens": self.output_tokens,
-            "ms": round(self.ms, 1),
-            "model": self.model,
-        }
-
-
-@dataclass
-class TurnBudget:
-    """An application's cap on what map-code generation may cost in one turn.
-
-    Attributes:
-        max_tokens: Input plus output tokens of every generation call in the turn.
-        max_requests: Generation calls in the turn.
-        used: What the turn has spent so far.
-    """
-
-    max_tokens: int | None = None
-    max_requests: int | None = None
-    used: Usage = field(default_factory=Usage)
-
-    def refusal(self) -> str | None:
-        """Why another generation call would go over the cap, or None when it would not."""
-        spent = self.used.input_tokens + self.used.output_tokens
-        if self.max_tokens is not None and spent >= self.max_tokens:
-            return (
-                f"this turn's map-code budget of {self.max_tokens:,} tokens is spent "
-                f"({spent:,} used)"
-            )
-        if self.max_requests is not None and self.used.requests >= self.max_requests:
-            return f"this turn's map-code budget of {self.max_requests} generation calls is spent"
-        return None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -205,11 +148,11 @@ async def generate_verified_map_code(
             skill_chars = sum(len(s.body) for s in skills)
             say(f"writing map code (attempt {number + 1})")
             started = time.perf_counter()
-            text, call_usage = await _generate(model, system, user)
+            text, call_usage = await second_call(model, system=system, user=user)
             timings["generate_ms"] += (time.perf_counter() - started) * 1000
             usage.add(call_usage)
             if budget is not None:
-                budget.used.add(call_usage)
+                budget.spend(call_usage)
             body, generated = extract_code(text), True
         say("checking the map code")
         problem, verified = await _check(body, style, inputs, sandbox, timings)
@@ -269,23 +212,6 @@ def _run_problem(result: SandboxResult) -> str:
         )
     said = f"\nHint: {hint}" if hint else ""
     return f"the code failed when it ran: {result.error}{said}"
-
-
-async def _generate(model: Model, system: str, user: str) -> tuple[str, Usage]:
-    request = ModelRequest(parts=[SystemPromptPart(content=system), UserPromptPart(content=user)])
-    started = time.perf_counter()
-    response = await model_request(model, [request])
-    elapsed = (time.perf_counter() - started) * 1000
-    text = "".join(p.content for p in response.parts if isinstance(p, TextPart))
-    reported = response.usage
-    usage = Usage(
-        requests=1,
-        input_tokens=reported.input_tokens,
-        output_tokens=reported.output_tokens,
-        ms=elapsed,
-        model=response.model_name,
-    )
-    return text, usage
 
 
 def extract_code(text: str) -> str:

@@ -5,7 +5,8 @@ pydantic-ai's model API is absorbed here rather than in every caller. A spec is
 ``"openai:<name>"`` or ``"anthropic:<name>"`` (built by geomint, reading ``OPENAI_API_KEY`` /
 ``ANTHROPIC_API_KEY`` and the matching ``*_BASE_URL``), any other pydantic-ai
 ``"provider:<name>"``, ``"demo"`` for the scripted model that needs no key, or ``None`` to read
-``GEOMINT_MODEL``.
+``GEOMINT_MODEL``. A tool that asks a model of its own (map code, discovery's shortlist)
+does it through :func:`second_call`, counted against the turn's :class:`TurnBudget`.
 
 Example:
     >>> from geomint.models import describe_model, resolve_model
@@ -20,6 +21,7 @@ Example:
 
 from __future__ import annotations
 
+from geomint.models._demo_discovery import DISCOVERY_MARKER
 from geomint.models._demo_mapcode import CODEGEN_MARKER
 from geomint.models._resolve import (
     MODEL_ENV,
@@ -28,12 +30,17 @@ from geomint.models._resolve import (
     describe_model,
     resolve_model,
 )
+from geomint.models._second import TurnBudget, Usage, second_call
 
 __all__ = [
     "CODEGEN_MARKER",
+    "DISCOVERY_MARKER",
     "MODEL_ENV",
     "ModelDescription",
     "ModelSpec",
+    "TurnBudget",
+    "Usage",
     "describe_model",
     "resolve_model",
+    "second_call",
 ]

@@ -29,9 +29,10 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, DeltaToolCalls, FunctionModel
 
+from geomint.models._demo_discovery import DISCOVERY_MARKER, write_shortlist
 from geomint.models._demo_mapcode import CODEGEN_MARKER, write_map_code
 
-__all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt", "scripted_model"]
+__all__ = ["DEMO_PROMPTS", "DemoModel", "DemoPrompt", "scripted_model", "second_prompt"]
 
 DEMO_NOTICE: Final = "(scripted demo model: no language model is configured)"
 _NEWEST: Final = "Newest user message: "
@@ -727,23 +728,28 @@ def _parsed(content: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"value": value}
 
 
-def _codegen_prompt(messages: Sequence[ModelMessage]) -> str | None:
-    """The user prompt of a map-code generation request, or None for any other request."""
+def second_prompt(messages: Sequence[ModelMessage], marker: str) -> str | None:
+    """The user prompt of a second model call whose system prompt begins with ``marker``
+    (map code's, discovery's), or None for any other request."""
     first = messages[0] if messages else None
     if not isinstance(first, ModelRequest):
         return None
     system = [p.content for p in first.parts if isinstance(p, SystemPromptPart)]
-    if not system or not system[0].startswith(CODEGEN_MARKER):
+    if not system or not system[0].startswith(marker):
         return None
     asked = [p.content for p in first.parts if isinstance(p, UserPromptPart)]
     return str(asked[-1]) if asked else ""
 
 
 def _respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-    codegen = _codegen_prompt(messages)
+    codegen = second_prompt(messages, CODEGEN_MARKER)
     if codegen is not None:
         # The second model of map code (geomint.codegen): it writes the body.
         return ModelResponse(parts=[TextPart(write_map_code(codegen))])
+    shortlisting = second_prompt(messages, DISCOVERY_MARKER)
+    if shortlisting is not None:
+        # Discovery's second model (geomint.sources.shortlist): a shortlist, no more.
+        return ModelResponse(parts=[TextPart(write_shortlist(shortlisting))])
     prompt, results, made = _current_turn(messages)
     # The classifier's request quotes the conversation; the newest message is what counts.
     script = match(prompt.rsplit(_NEWEST, 1)[-1])

@@ -10,19 +10,35 @@
 * Connectors (:mod:`.connectors`): the bundled tables, the World Bank, SDMX and CKAN.
 * :mod:`.reads`: path A, one cell read by code or a miss; path B, a table landed whole.
 * :class:`Sources` (:mod:`.service`): all of it, as the tools use it.
+* Discovery (:mod:`.discovery`, :mod:`.shortlist`): on a registry miss, catalogues
+  searched live through a :class:`CatalogueSearcher`, and a second model's shortlist.
 """
 
 from __future__ import annotations
 
 from geomint.sources.connectors.base import Connector, SourceFetchError
+from geomint.sources.discovery import (
+    Candidate,
+    CatalogueQuery,
+    CatalogueResults,
+    CatalogueSearcher,
+    Searched,
+    search_catalogues,
+)
 from geomint.sources.model import Column, Coverage, FilterKey, Profile, Source
 from geomint.sources.ranking import DenseArm, Hit, Ranker
 from geomint.sources.reads import Cell, CellMiss, LandedTable
 from geomint.sources.registry import SourceRegistry, bundled_sources
-from geomint.sources.service import Found, Resolved, Sources
+from geomint.sources.service import CataloguePlan, Found, Resolved, Sources
+from geomint.sources.shortlist import Pick, Shortlist, shortlist_results
 from geomint.sources.spine import Place, Spine, UnknownPlaceError, spine
 
 __all__ = [
+    "Candidate",
+    "CataloguePlan",
+    "CatalogueQuery",
+    "CatalogueResults",
+    "CatalogueSearcher",
     "Cell",
     "CellMiss",
     "Column",
@@ -33,10 +49,13 @@ __all__ = [
     "Found",
     "Hit",
     "LandedTable",
+    "Pick",
     "Place",
     "Profile",
     "Ranker",
     "Resolved",
+    "Searched",
+    "Shortlist",
     "Source",
     "SourceFetchError",
     "SourceRegistry",
@@ -44,5 +63,7 @@ __all__ = [
     "Spine",
     "UnknownPlaceError",
     "bundled_sources",
+    "search_catalogues",
+    "shortlist_results",
     "spine",
 ]

@@ -7,7 +7,9 @@ One object per agent. It answers the three questions the open-data tools ask:
   is plugged in); each hit comes with what the first fetch needs;
 * :meth:`Sources.resolve`: which unit is this name? (the spine, no fetch);
 * :meth:`Sources.read`: read one cell or land a table (the connectors, through
-  :mod:`geomint.http`).
+  :mod:`geomint.http`);
+* :meth:`Sources.catalogues`: which catalogues could be searched live for a question
+  the registry has nothing for (discovery, :mod:`geomint.sources.discovery`).
 
 Live connectors (the World Bank, SDMX, CKAN, HDX HAPI, STAC) need the network; with
 ``live=False`` (the default: geomint's main job runs offline) their sources are not offered
@@ -27,6 +29,7 @@ from geomint.errors import UsageError
 from geomint.http import RequestPolicy
 from geomint.sources.connectors.base import Connector, Download, Grid, Listing, SourceFetchError
 from geomint.sources.connectors.bundled import BundledConnector
+from geomint.sources.discovery import MAX_CATALOGUES, CatalogueSearcher
 from geomint.sources.model import MODALITIES, Source, period_years
 from geomint.sources.ranking import DenseArm, Hit, Ranker
 from geomint.sources.reads import (
@@ -40,7 +43,7 @@ from geomint.sources.reads import (
 from geomint.sources.registry import SourceRegistry
 from geomint.sources.spine import Place, Spine, UnknownPlaceError, spine
 
-__all__ = ["Found", "Resolved", "Sources", "default_connectors"]
+__all__ = ["CataloguePlan", "Found", "Resolved", "Sources", "default_connectors"]
 
 #: Set to 1 to offer the live sources (World Bank, SDMX, CKAN, HDX HAPI) where the network
 #: allows.
@@ -103,6 +106,28 @@ class Resolved:
     notes: tuple[str, ...] = field(default_factory=tuple)
 
 
+@dataclass(frozen=True, kw_only=True)
+class CataloguePlan:
+    """Which catalogues a live search would read here, or why none can be.
+
+    Attributes:
+        searchable: Each catalogue to search, with its searcher (at most
+            :data:`~geomint.sources.discovery.MAX_CATALOGUES`).
+        unavailable: Why no catalogue can be searched here, when none can.
+        known: Every catalogue the registry names (to tell the model what exists).
+        left_out: Catalogues that could be searched but were past the limit.
+        place: The spine id of the country asked about, when one was given.
+        bbox: That country's box, for searchers that filter by area.
+    """
+
+    searchable: tuple[tuple[Source, CatalogueSearcher], ...]
+    unavailable: str | None = None
+    known: tuple[Source, ...] = ()
+    left_out: tuple[Source, ...] = ()
+    place: str | None = None
+    bbox: tuple[float, float, float, float] | None = None
+
+
 class Sources:
     """The open-data side of an agent.
 
@@ -139,6 +164,15 @@ class Sources:
         if self._spine is None:
             self._spine = spine()
         return self._spine
+
+    @property
+    def searchers(self) -> dict[str, CatalogueSearcher]:
+        """The connectors that can also search a catalogue (CKAN), by name."""
+        return {
+            name: found
+            for name, found in self.connectors.items()
+            if isinstance(found, CatalogueSearcher)
+        }
 
     def reachable(self, source: Source) -> bool:
         """Whether a fetch of ``source`` can run here: its connector exists, and it needs
@@ -214,6 +248,52 @@ class Sources:
             arms=self.ranker.arms,
             notes=tuple(notes),
             offline=offline,
+        )
+
+    def catalogues(self, country: str | None = None) -> CataloguePlan:
+        """The catalogues a live search for a question about ``country`` would read.
+
+        A catalogue is a registry row whose connector is a
+        :class:`~geomint.sources.discovery.CatalogueSearcher`; one covering ``country``
+        (or the world) is searched, where its searcher's network need is allowed.
+
+        Raises:
+            UnknownPlaceError: ``country`` is not a country.
+        """
+        searchers = self.searchers
+        known = tuple(s for s in self.registry.all() if s.connector in searchers)
+        place = bbox = None
+        covering = known
+        if country is not None:
+            iso3, _ = self.country_code(country)
+            place = f"country:{iso3}"
+            found = self.spine.get(place)
+            bbox = found.bbox if found is not None else None
+            ids = set(self.registry.matching(country=iso3))
+            covering = tuple(s for s in known if s.id in ids)
+        unavailable = None
+        if not searchers:
+            unavailable = (
+                "no connector here can search a catalogue (the CKAN connector can; a STAC "
+                "one can be added)"
+            )
+        elif not known:
+            unavailable = "the registry names no catalogue to search (a CKAN portal's row)"
+        elif not covering:
+            unavailable = f"no catalogue in the registry covers {country}"
+        reachable = [s for s in covering if self.live or not searchers[s.connector].needs_network]
+        if unavailable is None and not reachable:
+            unavailable = (
+                f"live sources are off here ({LIVE_ENV}=1 turns them on), and every "
+                "catalogue is searched over the network"
+            )
+        return CataloguePlan(
+            searchable=tuple((s, searchers[s.connector]) for s in reachable[:MAX_CATALOGUES]),
+            unavailable=unavailable,
+            known=known,
+            left_out=tuple(reachable[MAX_CATALOGUES:]),
+            place=place,
+            bbox=bbox,
         )
 
     # -- resolve -------------------------------------------------------------------------

@@ -42,9 +42,11 @@ __all__ = [
     "ApprovalRefused",
     "BasemapChanged",
     "BlobRef",
+    "CatalogueSearch",
     "ChatCreated",
     "ChatDeleted",
     "ChatRenamed",
+    "DiscoveryRan",
     "EntryDisplayChanged",
     "EntryKind",
     "EntryWritten",
@@ -59,10 +61,12 @@ __all__ = [
     "MapChanged",
     "MapUsage",
     "MessageAdded",
+    "ModelUsage",
     "MonitorFailed",
     "MonitorSwitched",
     "ObservationRecorded",
     "RunEnded",
+    "Shortlisted",
     "ToolCalled",
     "ToolFailed",
     "ToolReturned",
@@ -544,14 +548,14 @@ class LanguageChanged(_Body):
     language: str = Field(pattern=r"^[a-z]{2,3}$")
 
 
-class MapUsage(BaseModel):
-    """What generating map code cost: the second model's tokens and time, per change.
+class ModelUsage(BaseModel):
+    """What a second model call cost (map code's generation, discovery's shortlist).
 
     Attributes:
         requests: Model calls made (one per attempt that asked the model).
         input_tokens: Tokens sent, as the model reported them.
         output_tokens: Tokens received.
-        ms: Wall time of the generation calls, in milliseconds.
+        ms: Wall time of the calls, in milliseconds.
         model: The model's name.
     """
 
@@ -562,6 +566,10 @@ class MapUsage(BaseModel):
     output_tokens: int = Field(default=0, ge=0)
     ms: float = Field(default=0.0, ge=0)
     model: str | None = Field(default=None, max_length=200)
+
+
+#: What generating map code cost (the name map changes were first kept under).
+MapUsage = ModelUsage
 
 
 class MapChanged(_Body):
@@ -595,7 +603,7 @@ class MapChanged(_Body):
     code_hash: str = Field(pattern=_SHA256)
     entry_ids: tuple[str, ...] = ()
     attempts: int = Field(default=1, ge=1, le=10)
-    usage: MapUsage = Field(default_factory=MapUsage)
+    usage: ModelUsage = Field(default_factory=ModelUsage)
     spec_version: str = Field(max_length=40)
 
 
@@ -608,6 +616,94 @@ class MapChangeUndone(_Body):
 
     type: Literal["map_change_undone"] = "map_change_undone"
     change_id: str = Field(pattern=r"^m[1-9][0-9]*$")
+
+
+class CatalogueSearch(BaseModel):
+    """One catalogue searched live by discovery: which, with what, and what came back.
+
+    Attributes:
+        catalogue: The registry id of the catalogue (``hri-catalogue``).
+        title: Its title.
+        searcher: The searcher that read it (``ckan``, ``stac``).
+        ok: Whether the search answered.
+        read: Results read from it (what the shortlisting model was given).
+        matched: How many results the catalogue said match in all, when it said.
+        error: Why it failed, when it did.
+        code: The failure's kind (``timeout``, ``unavailable``...), when it failed.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    catalogue: str = Field(min_length=1, max_length=100)
+    title: str = Field(max_length=500)
+    searcher: str = Field(min_length=1, max_length=40)
+    ok: bool
+    read: int = Field(default=0, ge=0)
+    matched: int | None = Field(default=None, ge=0)
+    error: str | None = Field(default=None, max_length=2_000)
+    code: str | None = Field(default=None, max_length=64)
+
+
+class Shortlisted(BaseModel):
+    """One dataset a live catalogue search returned and the shortlist kept.
+
+    Every field but ``why`` is the catalogue's, copied by code from the search result
+    whose id the shortlisting model named; ``why`` is that model's one line.
+
+    Attributes:
+        id: The result's id as the search gave it (``hri-catalogue/<dataset>``).
+        title: Its title in the catalogue.
+        catalogue: The registry id of the catalogue it is in.
+        kind: What it is (``dataset``; a STAC ``collection`` or ``item``).
+        why: Why it could answer, in one line; None when none was kept.
+        publisher: Who publishes it, as the catalogue says.
+        licence: Its licence, as the catalogue says (None: not stated).
+        url: Where a person reads about it.
+        fetch: The ``fetch`` arguments that read it next.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str = Field(min_length=1, max_length=400)
+    title: str = Field(max_length=500)
+    catalogue: str = Field(min_length=1, max_length=100)
+    kind: str = Field(min_length=1, max_length=40)
+    why: str | None = Field(default=None, max_length=300)
+    publisher: str | None = Field(default=None, max_length=200)
+    licence: str | None = Field(default=None, max_length=200)
+    url: str | None = Field(default=None, max_length=2_000)
+    fetch: dict[str, JsonValue] = Field(default_factory=dict)
+
+
+class DiscoveryRan(_Body):
+    """``find_sources`` searched catalogues live and a second model shortlisted the results.
+
+    The searches and the shortlist are one step of the call (``call_id``), shown as one
+    row that expands: the person sees what was searched and what was kept, the model
+    reads only the shortlist. Nothing here is a figure or a fetch: a shortlisted dataset
+    is read only when the model fetches it.
+
+    Attributes:
+        call_id: The ``find_sources`` call it belongs to.
+        query: The words searched (the model's query).
+        searches: Each catalogue searched, in order.
+        shortlist: What was kept, best first (at most five).
+        ranked_by: ``model`` (the shortlisting model chose and said why) or
+            ``catalogue`` (it did not run or answer: the catalogues' own first results).
+        dropped: Ids the shortlisting model named that no search returned (not kept).
+        problem: Why the shortlisting model's answer was not used, when it was not.
+        usage: What the shortlisting model cost.
+    """
+
+    type: Literal["discovery_ran"] = "discovery_ran"
+    call_id: str | None = Field(default=None, max_length=200)
+    query: str = Field(min_length=1, max_length=500)
+    searches: tuple[CatalogueSearch, ...] = Field(default=(), max_length=20)
+    shortlist: tuple[Shortlisted, ...] = Field(default=(), max_length=5)
+    ranked_by: Literal["model", "catalogue"] = "model"
+    dropped: tuple[str, ...] = Field(default=(), max_length=20)
+    problem: str | None = Field(default=None, max_length=2_000)
+    usage: ModelUsage = Field(default_factory=ModelUsage)
 
 
 EventBody = Annotated[
@@ -637,7 +733,8 @@ EventBody = Annotated[
     | BasemapChanged
     | LanguageChanged
     | MapChanged
-    | MapChangeUndone,
+    | MapChangeUndone
+    | DiscoveryRan,
     Field(discriminator="type"),
 ]
 

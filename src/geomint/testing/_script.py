@@ -4,7 +4,8 @@ A map agent asks its model twice over in a turn: once as the classifier (a struc
 call that picks the tools and their scopes) and then once per step of the tool loop.
 :class:`Script` answers the first kind from ``picks`` and the second from ``steps``, in
 order, and remembers every request, so a test can say what "the model" does and then
-assert what it was shown. It is a plain function of the messages underneath
+assert what it was shown. A tool's sub-agent asks it too: discovery's shortlisting
+request is answered from ``shortlists``. It is a plain function of the messages underneath
 (:func:`geomint.models.demo.scripted_model`), so no request leaves the process.
 """
 
@@ -24,7 +25,8 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
-from geomint.models.demo import scripted_model
+from geomint.models import DISCOVERY_MARKER
+from geomint.models.demo import scripted_model, second_prompt
 
 __all__ = ["Script", "Step", "tool_returns"]
 
@@ -44,9 +46,15 @@ class Script:
             exception to raise in its place (a model that fails).
         steps: The tool loop's answers: a list of ``(tool, arguments)`` calls made in one
             response, or the final text.
-        seen: Every request received, as ``("classifier" or "loop", messages, info)``.
+        shortlists: Discovery's shortlisting answers (``find_sources``' sub-agent):
+            ``{"shortlist": [{"id", "why"}]}`` each, sent as JSON, or text sent as it is,
+            or an exception to raise (a model that fails). An empty list answers an
+            empty shortlist.
+        seen: Every request received, as ``("classifier", "loop" or "discovery",
+            messages, info)``.
         classifier_calls: How many classifier requests were answered.
         loop_calls: How many tool-loop requests were answered.
+        discovery_calls: How many shortlisting requests were answered.
 
     Example:
         >>> import asyncio
@@ -70,12 +78,27 @@ class Script:
 
     picks: list[dict[str, Any] | Exception] = field(default_factory=list)
     steps: list[Step] = field(default_factory=list)
+    shortlists: list[dict[str, Any] | str | Exception] = field(default_factory=list)
     seen: list[tuple[str, list[ModelMessage], AgentInfo]] = field(default_factory=list)
     classifier_calls: int = 0
     loop_calls: int = 0
+    discovery_calls: int = 0
 
     def respond(self, messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        """Answer one request: a classifier pick or the loop's next step."""
+        """Answer one request: a classifier pick, a shortlist, or the loop's next step."""
+        if second_prompt(messages, DISCOVERY_MARKER) is not None:
+            self.seen.append(("discovery", list(messages), info))
+            said = (
+                self.shortlists[min(self.discovery_calls, len(self.shortlists) - 1)]
+                if self.shortlists
+                else {"shortlist": []}
+            )
+            self.discovery_calls += 1
+            if isinstance(said, Exception):
+                raise said
+            return ModelResponse(
+                parts=[TextPart(said if isinstance(said, str) else json.dumps(said))]
+            )
         if info.output_tools and not info.function_tools:
             self.seen.append(("classifier", list(messages), info))
             pick = self.picks[min(self.classifier_calls, len(self.picks) - 1)]

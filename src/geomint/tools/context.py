@@ -22,8 +22,8 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic_ai.models import Model
 
-from geomint.codegen.pipeline import TurnBudget
 from geomint.geo.raster import Raster
+from geomint.models import TurnBudget
 from geomint.provenance import EntryVersion, Provenance
 from geomint.providers.base import Providers
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox, bytes_raster, raster_bytes
@@ -142,9 +142,13 @@ class ToolContext:
         call_id: The tool call this context serves (None outside a model's call).
         codegen_model: The model that writes map code (``execute_map_code``); None when
             only code the calling model wrote can be checked.
-        budget: What map-code generation may still spend in this turn (None: no cap).
+        budget: What second model calls (map code's generation, discovery's
+            shortlist) have spent in this turn, and may still (None: not counted).
         sources: The open-data registry, spine and connectors ``find_sources``,
             ``resolve_place`` and ``fetch`` answer from (None: those tools refuse).
+        discovery_model: The model that shortlists a live catalogue search for
+            ``find_sources`` (a sub-agent with no tools); None: the catalogues' own
+            first results are listed, without reasons.
     """
 
     chats: Chats
@@ -167,6 +171,7 @@ class ToolContext:
     codegen_model: Model | None = None
     budget: TurnBudget | None = None
     sources: Sources | None = None
+    discovery_model: Model | None = None
 
     # -- effects -------------------------------------------------------------------------
 

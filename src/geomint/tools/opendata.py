@@ -2,7 +2,9 @@
 
 The model chooses; code mints. ``find_sources`` tells the model which published sources
 could answer (filtered by country, years and modality, ranked for the query it wrote),
-with what the first fetch needs; ``resolve_place`` turns a name into a spine id without
+with what the first fetch needs, and when the registry has nothing, searches the
+catalogues it names live and hands back a second model's shortlist
+(:mod:`geomint.tools._discovery`); ``resolve_place`` turns a name into a spine id without
 fetching anything; ``fetch`` reads one number for one unit and one period (``cell=True``:
 minted here, with its source, licence, period and retrieval time, or a miss saying what
 the narrowing reached) or lands a table as an entry joined to the spine, for
@@ -29,6 +31,7 @@ from geomint.sources import (
 )
 from geomint.sources.connectors.base import Download, Grid, Listing
 from geomint.state import FetchMade, FetchMissed, ValueMinted
+from geomint.tools._discovery import discover, searchable_note
 from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult, plain_json
@@ -74,6 +77,12 @@ class FindInput(BaseModel):
     )
     modality: Literal["table", "vector", "raster"] | None = None
     top: int = Field(default=5, ge=1, le=10)
+    search_catalogues: bool = Field(
+        default=False,
+        description="Also search the open-data catalogues (CKAN portals) live when the "
+        "registry has hits that do not fit. On a registry miss they are searched anyway, "
+        "where live sources are on.",
+    )
 
 
 def _hit(source: Source, ranks: dict[str, int], score: float) -> dict[str, Any]:
@@ -117,22 +126,41 @@ async def _find(arguments: FindInput, ctx: ToolContext) -> ToolResult:
             for rank, h in enumerate(found.hits)
         ],
     }
+    notes = list(found.notes)
     if found.offline:
         out["need_network"] = [
             {"source_id": s.id, "title": s.title, "connector": s.connector} for s in found.offline
         ]
-        out["notes"] = [
-            *found.notes,
+        notes.append(
             "need_network lists sources that matched but are read over the network, which is "
-            "off here; they cannot be fetched",
-        ]
-    elif found.notes:
-        out["notes"] = list(found.notes)
+            "off here; they cannot be fetched"
+        )
+    # A catalogue's own row is where to search, not an answer: hits that are only
+    # catalogues are a miss, and the catalogues are searched live.
+    searchers = sources.searchers
+    answers = [h for h in found.hits if h.source.connector not in searchers]
+    candidates: list[Any] = []
+    if arguments.search_catalogues or not answers:
+        live = await discover(ctx, sources, query=arguments.query, country=arguments.country)
+        out["catalogues"] = live
+        candidates = live.get("candidates", [])
+    elif searchers:
+        said = await asyncio.to_thread(searchable_note, sources, arguments.country)
+        if said:
+            notes.append(said)
+    if notes:
+        out["notes"] = notes
     if not found.hits:
         out["miss"] = (
             f"no source here answers {arguments.query!r}: searched {kept} of {total} sources"
             + (f" passing {', '.join(f'{k}={v}' for k, v in filters.items())}" if filters else "")
-            + ". Say so plainly rather than estimate"
+            + (
+                f". The live catalogue search shortlisted {len(candidates)} datasets "
+                "(catalogues.candidates): fetch one to see its files before using it, or say "
+                "that nothing was found"
+                if candidates
+                else ". Say so plainly rather than estimate"
+            )
         )
     return ToolResult(model=out)
 
@@ -144,11 +172,14 @@ FIND_SOURCES: Final = ToolEntry(
         "Write the "
         "query yourself; filter by country (ISO code), period (2020, 2000/2010) and "
         "modality. Each hit has its licence, coverage, guidance, filters and profile (what "
-        "one fetch returns), so the first fetch is the right one. No hits is a result: say "
-        "that nothing was found."
+        "one fetch returns), so the first fetch is the right one. When the registry has "
+        "nothing, the open-data catalogues it names are searched live (where live sources "
+        "are on) and a shortlist of at most five datasets comes back, each with why and the "
+        "fetch arguments that read it. No hits is a result: say that nothing was found."
     ),
     input_schema=FindInput,
     execute=_find,
+    effects=frozenset({"network"}),
     classification_prompt="Statistics or published figures about places: population, "
     "GDP, life expectancy, any indicator from a named source.",
     tags=("data", "sources"),

@@ -33,7 +33,7 @@ from pydantic import (
 
 from geomint.provenance import Conflict, EntryVersion, Provenance
 from geomint.provenance.citations import Segment
-from geomint.state.events import without_none
+from geomint.state.events import CatalogueSearch, Shortlisted, without_none
 from geomint.state.styles import LayerStyle
 
 __all__ = [
@@ -44,6 +44,7 @@ __all__ = [
     "BasemapPart",
     "ChartPart",
     "ClassifiedPart",
+    "DiscoveryPart",
     "DisplayPart",
     "DurablePart",
     "EntryPart",
@@ -328,6 +329,29 @@ class MissPart(_Durable):
     reason: str
 
 
+class DiscoveryPart(_Durable):
+    """``find_sources`` searched catalogues live and a second model shortlisted what they
+    returned: one row (``summary``) that expands into its steps, the searches run and
+    the shortlist kept.
+
+    ``summary`` is written by code from the event ("Searched 2 catalogues, 3
+    candidates"), so every surface says the same. Each shortlisted dataset is the
+    catalogue's record with the shortlisting model's one line on why; nothing here was
+    fetched.
+    """
+
+    type: Literal["discovery"] = "discovery"
+    call_id: str | None = None
+    summary: str
+    query: str
+    searches: tuple[CatalogueSearch, ...] = ()
+    shortlist: tuple[Shortlisted, ...] = ()
+    ranked_by: str = "model"
+    dropped: tuple[str, ...] = ()
+    problem: str | None = None
+    usage: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 class MonitorRanPart(_Durable):
     """A monitor or tracker re-ran after an entry it reads changed (or could not)."""
 
@@ -476,6 +500,7 @@ DurablePart = Annotated[
     | FigurePart
     | ObservationPart
     | MissPart
+    | DiscoveryPart
     | MonitorRanPart
     | MonitorSwitchedPart
     | ApprovalAskedPart
@@ -502,6 +527,7 @@ Part = Annotated[
     | FigurePart
     | ObservationPart
     | MissPart
+    | DiscoveryPart
     | MonitorRanPart
     | MonitorSwitchedPart
     | ApprovalAskedPart

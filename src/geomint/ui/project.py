@@ -37,6 +37,7 @@ from geomint.state import (
     ApprovalRefused,
     BasemapChanged,
     BlobRef,
+    DiscoveryRan,
     Entry,
     EntryDisplayChanged,
     EntryWritten,
@@ -69,6 +70,7 @@ from geomint.ui.parts import (
     ApprovalAskedPart,
     BasemapPart,
     ChartPart,
+    DiscoveryPart,
     DisplayPart,
     DurablePart,
     EntryPart,
@@ -98,6 +100,7 @@ __all__ = [
     "approval_preview",
     "card_period",
     "chat_parts",
+    "discovery_summary",
     "entry_url",
     "figure_card",
     "parts_of",
@@ -214,6 +217,8 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
             return [_map_change(event.chat_id, body, workspace, at)]
         case MapChangeUndone():
             return [MapUndonePart(**at, change_id=body.change_id)]
+        case DiscoveryRan():
+            return [_discovery(body, at)]
     return []
 
 
@@ -582,6 +587,25 @@ def _analysis(
             )
         )
     return out
+
+
+def discovery_summary(body: DiscoveryRan) -> str:
+    """The one line a discovery's row shows: "Searched 2 catalogues, 3 candidates"."""
+    searched = len(body.searches)
+    kept = len(body.shortlist)
+    failed = sum(1 for s in body.searches if not s.ok)
+    line = (
+        f"Searched {searched} catalogue{'s' * (searched != 1)}, {kept} candidate{'s' * (kept != 1)}"
+    )
+    return line + (f" ({failed} failed)" if failed else "")
+
+
+def _discovery(body: DiscoveryRan, at: _Origin) -> DiscoveryPart:
+    return DiscoveryPart(
+        **at, call_id=body.call_id, summary=discovery_summary(body), query=body.query,
+        searches=body.searches, shortlist=body.shortlist, ranked_by=body.ranked_by,
+        dropped=body.dropped, problem=body.problem, usage=body.usage.model_dump(mode="json"),
+    )  # fmt: skip
 
 
 def _miss(body: FetchMissed, at: _Origin) -> MissPart:

@@ -343,6 +343,7 @@ class ListedDataset:
         licence_title: The licence as a person reads it, or None.
         metadata_modified: When its catalogue entry last changed (ISO 8601 text), or None.
         resources: Its files and services.
+        description: What the catalogue says it is (clipped), or None when it says nothing.
     """
 
     name: str
@@ -352,6 +353,7 @@ class ListedDataset:
     licence_title: str | None
     metadata_modified: str | None
     resources: tuple[ListedResource, ...] = ()
+    description: str | None = None
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,11 @@ by the filters it is given:
   :class:`~geomint.sources.connectors.base.Download` of raw bytes, never parsed here:
   the caller lands it through the confined intake.
 
+It is also a :class:`~geomint.sources.discovery.CatalogueSearcher`: :meth:`CkanConnector.search`
+runs the same ``package_search`` for discovery and returns each dataset as a
+:class:`~geomint.sources.discovery.Candidate` that ``fetch(filters={"dataset": name})``
+lists next.
+
 A portal's licence is per dataset, so a listing gives each dataset's licence and a
 download carries its dataset's. CKAN answers in an envelope, ``{"success": true,
 "result": ...}``; a failure is ``{"success": false, "error": {"__type", "message"}}``
@@ -44,6 +49,7 @@ from geomint.sources.connectors.base import (
     Request,
     SourceFetchError,
 )
+from geomint.sources.discovery import Candidate, CatalogueQuery, CatalogueResults
 
 __all__ = ["DEFAULT_ROWS", "MAX_ROWS", "CkanConnector"]
 
@@ -61,6 +67,8 @@ _MAX_TITLE: Final = 500
 _MAX_PUBLISHER: Final = 200
 _MAX_LICENCE: Final = 200
 _MAX_NAME: Final = 200
+# A dataset's description as discovery's shortlisting model reads it: enough to judge it.
+_MAX_DESCRIPTION: Final = 1_000
 _MIXED: Final = re.compile(r"\s*mixed\b", re.IGNORECASE)
 
 
@@ -118,6 +126,37 @@ class CkanConnector:
                 notes=tuple(portal.notes),
             )
         return portal.search(_one(request, "q") or "", _rows(request))
+
+    def search(self, query: CatalogueQuery) -> CatalogueResults:
+        """Search the portal for discovery: ``package_search`` with the query's words.
+
+        A portal is searched by words only: the place and its box are not sent (a
+        catalogue row is chosen by the countries it covers).
+
+        Raises:
+            SourceFetchError: As :meth:`fetch` does for a search.
+        """
+        rows = min(max(query.limit, 1), MAX_ROWS)
+        portal = _Portal(Request(source=query.catalogue, policy=query.policy))
+        listing = portal.search(query.query, rows)
+        page = f"{portal.base}/dataset/"
+        candidates = tuple(
+            Candidate(
+                id=d.name,
+                title=d.title,
+                kind="dataset",
+                catalogue=query.catalogue.id,
+                fetch={"source_id": query.catalogue.id, "filters": {"dataset": d.name}},
+                description=d.description,
+                publisher=d.organisation,
+                licence=d.licence_title or d.licence_id,
+                url=page + d.name,
+                formats=tuple(dict.fromkeys(r.format for r in d.resources if r.format))[:10],
+                modified=d.metadata_modified,
+            )
+            for d in listing.datasets
+        )
+        return CatalogueResults(candidates=candidates, matched=listing.count, notes=listing.notes)
 
 
 class _Portal:
@@ -374,6 +413,7 @@ def _dataset(found: Any, portal: _Portal) -> ListedDataset:
         else _text(found.get("license_title")),
         metadata_modified=_text(found.get("metadata_modified"), 40),
         resources=tuple(_resource(r, name, portal) for r in resources[:_MAX_RESOURCES]),
+        description=_text(found.get("notes"), _MAX_DESCRIPTION),
     )
 
 

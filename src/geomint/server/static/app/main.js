@@ -260,6 +260,7 @@ class Thread {
         view.node.append(mapCode.card(part));
         break;
       case "miss": view.miss(part); break;
+      case "discovery": view.discovery(part); break;
       case "monitor_ran": view.monitorRan(part); break;
       case "run_ended":
         mapCode.clearPreview();

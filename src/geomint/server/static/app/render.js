@@ -330,6 +330,41 @@ export class AssistantView {
       text: `${what} ${how}${on}` }));
   }
 
+  /**
+   * A live catalogue search (a discovery part): one row, under the find_sources call it
+   * belongs to, that expands into its steps: each catalogue searched, then what the
+   * shortlist kept and why. Live and read back alike.
+   */
+  discovery(data) {
+    const steps = el("ol", { class: "discovery-steps" });
+    for (const search of data.searches || []) {
+      const said = search.ok
+        ? `Searched ${search.title || search.catalogue}: ${search.matched != null ? `${formatNumber(search.matched)} match, ` : ""}read ${formatNumber(search.read)}`
+        : `Searched ${search.title || search.catalogue}: failed (${search.code || "error"}) ${search.error || ""}`;
+      steps.append(el("li", { class: search.ok ? "step" : "step error-note", dataset: { catalogue: search.catalogue }, text: said }));
+    }
+    const read = (data.searches || []).reduce((sum, s) => sum + (s.read || 0), 0);
+    const tokens = (data.usage?.input_tokens || 0) + (data.usage?.output_tokens || 0);
+    const how = data.ranked_by === "model"
+      ? `Shortlisted ${data.shortlist.length} of ${formatNumber(read)} results${tokens ? ` (${formatNumber(tokens)} tokens)` : ""}`
+      : `Not shortlisted (${data.problem || "no model"}): the catalogues' first results`;
+    const kept = el("ul", { class: "discovery-shortlist" }, (data.shortlist || []).map((item) => el("li", { dataset: { id: item.id } },
+      item.url && /^https?:\/\//.test(item.url)
+        ? el("a", { href: item.url, rel: "noopener noreferrer", target: "_blank", text: item.title })
+        : el("strong", { text: item.title }),
+      ` · ${item.catalogue}${item.licence ? ` · licence ${item.licence}` : ""}`,
+      item.why ? el("div", { class: "progress", text: item.why }) : null)));
+    steps.append(el("li", { class: "step" }, how, kept));
+    if (data.dropped && data.dropped.length) {
+      steps.append(el("li", { class: "step error-note", text: `Dropped, in no search: ${data.dropped.join(", ")}` }));
+    }
+    const node = el("details", { class: "discovery", dataset: { callId: data.call_id || "" } },
+      el("summary", { text: data.summary }), steps);
+    const tool = data.call_id ? this.tools.get(data.call_id) : null;
+    if (tool) tool.node.after(node);
+    else this.node.append(node);
+  }
+
   miss(data) {
     this.node.append(el("div", { class: "progress", text: `no result: ${data.reason || data.code || "nothing found"}` }));
   }

@@ -68,6 +68,11 @@ def test_each_row_has_the_settings_its_connector_reads(source: Source) -> None:
         # HAPI gives no licence per row: the row says where each row's licence is.
         assert "resource_hdx_id" in source.licence
         assert "resource_hdx_id" in {c.name for c in source.profile.columns}
+    elif source.connector == "stac" and "collection" not in config:
+        # a whole STAC API: a catalogue discovery searches, whose collections differ
+        assert str(config["api_url"]).startswith("https://")
+        assert "asset" not in config and "per collection" in source.licence
+        assert source.filter_key("collection") is not None
     elif source.connector == "stac":
         assert str(config["api_url"]).startswith("https://")
         assert isinstance(config["collection"], str)

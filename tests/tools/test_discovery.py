@@ -254,3 +254,42 @@ class _NotASearcher:
 
     def fetch(self, request: Any) -> Any:
         raise AssertionError("nothing is fetched here")
+
+
+async def test_a_stac_api_is_searched_for_collections_and_one_is_listed_next(
+    make_ctx: MakeCtx, server: RecordedServer
+) -> None:
+    """A whole STAC API (a row without a collection) is a catalogue: its collections are
+    ranked by the words, shortlisted, and the one kept is listed by the fetch it names."""
+    stac, api = RECORDED / "stac", "https://earth-search.aws.element84.com/v1"
+    base = f"{server.base_url}/stac"
+    for name, token in (("collections_page1.json", None), ("collections_page2.json", "next:naip")):
+        body = (stac / name).read_text("utf-8").replace(api, base)
+        server.add("GET", "/stac/collections", body=body, query={"token": token} if token else None)
+    server.add("POST", "/stac/search", body=(stac / "cop_dem_search.json").read_text("utf-8"))
+    server.add("GET", "/stac/collections/cop-dem-glo-30", file="../stac/cop_dem_collection.json")
+    earth = live_source("earth-search", api_url=base)
+    sources = Sources(SourceRegistry(MemoryStore(), seed=[earth]), policy=fast(), live=True)
+    shortlist = {"shortlist": [{"id": "earth-search/cop-dem-glo-30", "why": "surface heights"}]}
+    ctx = discovery_ctx(make_ctx, server, Script(shortlists=[shortlist]), sources=sources)
+
+    found = await call(
+        ctx,
+        "find_sources",
+        {"query": "digital elevation model", "country": "FIN", "search_catalogues": True},
+    )
+
+    (candidate,) = found.model["catalogues"]["candidates"]
+    assert (
+        candidate["id"] == "earth-search/cop-dem-glo-30" and candidate["why"] == "surface heights"
+    )
+    assert candidate["fetch"] == {
+        "source_id": "earth-search",
+        "filters": {"collection": "cop-dem-glo-30", "list": "yes"},
+    }
+    arguments = candidate["fetch"]
+    arguments["filters"]["bbox"] = "24.90,60.15,24.97,60.19"
+    listed = await call(ctx, "fetch", arguments)
+    assert [d["dataset"] for d in listed.model["datasets"]][:1] == [
+        "Copernicus_DSM_COG_10_N60_00_E024_00_DEM"
+    ]

@@ -3,7 +3,7 @@
 The registry holds sources someone described; a catalogue (a CKAN portal, a STAC API)
 holds thousands of datasets nobody described for geomint. When ``find_sources`` finds
 nothing in the registry, it may search the catalogues the registry names, live, through
-a :class:`CatalogueSearcher` (a connector that can also search: CKAN today). What comes
+a :class:`CatalogueSearcher` (a connector that can also search: CKAN and STAC). What comes
 back is many long records; a second model reads them and keeps a short list
 (:mod:`geomint.sources.shortlist`), so the main model never reads two hundred
 descriptions to pick three ids.
@@ -13,10 +13,13 @@ A searcher reads; it never fetches data, lands an entry or mints a figure. Each
 shortlisted dataset is one call away from the model, which decides.
 
 Example:
-    A searcher is anything with ``name``, ``needs_network`` and ``search``:
+    A searcher is anything with ``name``, ``needs_network``, ``is_catalogue`` and
+    ``search``:
 
     >>> class Shelf:
     ...     name, needs_network = "shelf", False
+    ...     def is_catalogue(self, source: Source) -> bool:
+    ...         return True
     ...     def search(self, query: CatalogueQuery) -> CatalogueResults:
     ...         found = Candidate(id="maps", title="Old maps", kind="dataset",
     ...                           catalogue=query.catalogue.id, fetch={})
@@ -143,6 +146,11 @@ class CatalogueSearcher(Protocol):
     @property
     def needs_network(self) -> bool:
         """Whether a search goes over the network (only where live sources are on)."""
+        ...
+
+    def is_catalogue(self, source: Source) -> bool:
+        """Whether registry row ``source`` is a catalogue to search (a CKAN portal, a
+        whole STAC API) rather than one dataset the connector reads (a STAC collection)."""
         ...
 
     def search(self, query: CatalogueQuery) -> CatalogueResults:

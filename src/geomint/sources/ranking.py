@@ -26,7 +26,7 @@ from numpy.typing import NDArray
 from geomint.sources.model import Source
 from geomint.store.catalogue import Revision
 
-__all__ = ["MIN_SIMILARITY", "RRF_K", "DenseArm", "Hit", "Ranker"]
+__all__ = ["MIN_SIMILARITY", "RRF_K", "DenseArm", "Hit", "Ranker", "words"]
 
 #: The constant of reciprocal rank fusion: large enough that a first place in one arm
 #: does not drown agreement between both.
@@ -49,16 +49,17 @@ _STOPWORDS: Final = frozenset(_STOPWORD_TEXT.split())
 _SHARED_VECTORS: dict[str, dict[str, NDArray[np.float32]]] = {}
 
 
-def _tokens(text: str) -> list[str]:
-    words = []
+def words(text: str) -> list[str]:
+    """The words of ``text`` a search ranks by: lower case, stopwords out, a plural "s" off."""
+    found = []
     for raw in _WORD.findall(text.lower()):
         word = raw.strip(".")
         if not word or word in _STOPWORDS:
             continue
         if len(word) > 4 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
-        words.append(word)
-    return words
+        found.append(word)
+    return found
 
 
 @runtime_checkable
@@ -106,7 +107,7 @@ class _Index:
 
         self.sources = list(sources)
         self.position = {s.id: i for i, s in enumerate(self.sources)}
-        corpus = [_tokens(s.search_text()) or ["_"] for s in self.sources]
+        corpus = [words(s.search_text()) or ["_"] for s in self.sources]
         self.bm25 = bm25s.BM25()
         self.bm25.index(corpus, show_progress=False)
         self.vocabulary = {word for words in corpus for word in words}
@@ -169,9 +170,9 @@ class Ranker:
             if position is not None:
                 mask[position] = True
         ranks: dict[str, dict[int, int]] = {}
-        words = [w for w in _tokens(query) if w in index.vocabulary]
-        if words:
-            scores = np.asarray(index.bm25.get_scores(words), dtype=np.float64)
+        known = [w for w in words(query) if w in index.vocabulary]
+        if known:
+            scores = np.asarray(index.bm25.get_scores(known), dtype=np.float64)
             ranks["bm25"] = _ranked(scores, mask, depth=max(top * 4, 20))
         if index.vectors is not None and self._dense is not None:
             query_vector = np.asarray(self._dense.embed([query]))[0]

@@ -167,12 +167,18 @@ class Sources:
 
     @property
     def searchers(self) -> dict[str, CatalogueSearcher]:
-        """The connectors that can also search a catalogue (CKAN), by name."""
+        """The connectors that can also search a catalogue (CKAN, STAC), by name."""
         return {
             name: found
             for name, found in self.connectors.items()
             if isinstance(found, CatalogueSearcher)
         }
+
+    def is_catalogue(self, source: Source) -> bool:
+        """Whether ``source`` is a catalogue discovery searches (a CKAN portal, a whole
+        STAC API) rather than data: a hit on one alone is a miss."""
+        searcher = self.searchers.get(source.connector)
+        return searcher is not None and searcher.is_catalogue(source)
 
     def reachable(self, source: Source) -> bool:
         """Whether a fetch of ``source`` can run here: its connector exists, and it needs
@@ -261,7 +267,7 @@ class Sources:
             UnknownPlaceError: ``country`` is not a country.
         """
         searchers = self.searchers
-        known = tuple(s for s in self.registry.all() if s.connector in searchers)
+        known = tuple(s for s in self.registry.all() if self.is_catalogue(s))
         place = bbox = None
         covering = known
         if country is not None:
@@ -274,11 +280,13 @@ class Sources:
         unavailable = None
         if not searchers:
             unavailable = (
-                "no connector here can search a catalogue (the CKAN connector can; a STAC "
-                "one can be added)"
+                "no connector here can search a catalogue (the CKAN and STAC connectors can)"
             )
         elif not known:
-            unavailable = "the registry names no catalogue to search (a CKAN portal's row)"
+            unavailable = (
+                "the registry names no catalogue to search (a CKAN portal's row, or a STAC "
+                "API's row without a collection)"
+            )
         elif not covering:
             unavailable = f"no catalogue in the registry covers {country}"
         reachable = [s for s in covering if self.live or not searchers[s.connector].needs_network]

@@ -138,7 +138,7 @@ async def _find(arguments: FindInput, ctx: ToolContext) -> ToolResult:
     # A catalogue's own row is where to search, not an answer: hits that are only
     # catalogues are a miss, and the catalogues are searched live.
     searchers = sources.searchers
-    answers = [h for h in found.hits if h.source.connector not in searchers]
+    answers = [h for h in found.hits if not sources.is_catalogue(h.source)]
     candidates: list[Any] = []
     if arguments.search_catalogues or not answers:
         live = await discover(ctx, sources, query=arguments.query, country=arguments.country)

@@ -101,6 +101,20 @@ def short_text(value: object, limit: int) -> str | None:
     return text
 
 
+def clipped(value: object, limit: int | None = None) -> str | None:
+    """Stripped text, clipped to ``limit`` characters (with "..."), or None when empty.
+
+    For a service's prose a model reads (a description, a publisher's long name): kept
+    in part rather than dropped, unlike :func:`short_text`.
+    """
+    if not isinstance(value, str) or not value.strip():
+        return None
+    text = value.strip()
+    if limit is not None and len(text) > limit:
+        return text[: limit - 3].rstrip() + "..."
+    return text
+
+
 def unit_text(value: object) -> str | None:
     """A unit of measure a table may carry: printable, at most :data:`MAX_UNIT_CHARS`
     characters, or None (the registry row's profile states the unit otherwise)."""

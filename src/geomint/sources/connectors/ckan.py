@@ -34,6 +34,7 @@ from typing import Any, Final
 from geomint.http import Fetched, FetchError, ParamValue, RequestPolicy, request
 from geomint.sources.connectors._common import (
     capped,
+    clipped,
     config_text,
     fetch_error,
     head_of,
@@ -50,6 +51,7 @@ from geomint.sources.connectors.base import (
     SourceFetchError,
 )
 from geomint.sources.discovery import Candidate, CatalogueQuery, CatalogueResults
+from geomint.sources.model import Source
 
 __all__ = ["DEFAULT_ROWS", "MAX_ROWS", "CkanConnector"]
 
@@ -126,6 +128,10 @@ class CkanConnector:
                 notes=tuple(portal.notes),
             )
         return portal.search(_one(request, "q") or "", _rows(request))
+
+    def is_catalogue(self, source: Source) -> bool:
+        """True: a CKAN row is a portal, searched by words."""
+        return True
 
     def search(self, query: CatalogueQuery) -> CatalogueResults:
         """Search the portal for discovery: ``package_search`` with the query's words.
@@ -389,7 +395,7 @@ class _Portal:
 
 
 def _dataset(found: Any, portal: _Portal) -> ListedDataset:
-    name = _text(found.get("name")) if isinstance(found, dict) else None
+    name = clipped(found.get("name")) if isinstance(found, dict) else None
     if not isinstance(found, dict) or name is None or len(name) > _MAX_NAME:
         raise portal.changed(portal.last_url, "a dataset without a name of at most 200 characters")
     resources = found.get("resources", [])
@@ -400,25 +406,25 @@ def _dataset(found: Any, portal: _Portal) -> ListedDataset:
             f"dataset {name!r} has {len(resources):,} resources; listed the first {_MAX_RESOURCES}"
         )
     organisation = found.get("organization")
-    licence_id = _text(found.get("license_id"))
+    licence_id = clipped(found.get("license_id"))
     return ListedDataset(
         name=name,
-        title=_text(found.get("title"), _MAX_TITLE) or name,
-        organisation=_text(organisation.get("title"), _MAX_PUBLISHER)
+        title=clipped(found.get("title"), _MAX_TITLE) or name,
+        organisation=clipped(organisation.get("title"), _MAX_PUBLISHER)
         if isinstance(organisation, dict)
         else None,
         licence_id=None if (licence_id or "") in _NO_LICENCE else licence_id,
         licence_title=None
         if (licence_id or "") in _NO_LICENCE
-        else _text(found.get("license_title")),
-        metadata_modified=_text(found.get("metadata_modified"), 40),
+        else clipped(found.get("license_title")),
+        metadata_modified=clipped(found.get("metadata_modified"), 40),
         resources=tuple(_resource(r, name, portal) for r in resources[:_MAX_RESOURCES]),
-        description=_text(found.get("notes"), _MAX_DESCRIPTION),
+        description=clipped(found.get("notes"), _MAX_DESCRIPTION),
     )
 
 
 def _resource(found: Any, dataset: str, portal: _Portal) -> ListedResource:
-    ident = _text(found.get("id")) if isinstance(found, dict) else None
+    ident = clipped(found.get("id")) if isinstance(found, dict) else None
     if not isinstance(found, dict) or ident is None or len(ident) > _MAX_NAME:
         raise portal.changed(
             portal.last_url, f"a resource of {dataset!r} without an id of at most 200 characters"
@@ -428,21 +434,11 @@ def _resource(found: Any, dataset: str, portal: _Portal) -> ListedResource:
         size = int(size)
     return ListedResource(
         id=ident,
-        name=_text(found.get("name"), _MAX_TITLE),
-        format=_text(found.get("format"), 40),
-        url=_text(found.get("url"), 2_000),
+        name=clipped(found.get("name"), _MAX_TITLE),
+        format=clipped(found.get("format"), 40),
+        url=clipped(found.get("url"), 2_000),
         size=size if isinstance(size, int) and not isinstance(size, bool) else None,
     )
-
-
-def _text(value: Any, limit: int | None = None) -> str | None:
-    """Stripped text, clipped to ``limit`` characters (with "..."), or None when empty."""
-    if not isinstance(value, str) or not value.strip():
-        return None
-    text = value.strip()
-    if limit is not None and len(text) > limit:
-        return text[: limit - 3].rstrip() + "..."
-    return text
 
 
 def _media_type_of(form: str | None) -> str:

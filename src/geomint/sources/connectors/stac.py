@@ -28,7 +28,6 @@ without the fields read here is ``changed``.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -38,24 +37,23 @@ from urllib.parse import quote, urlsplit
 
 import pystac
 
-from geomint.http import FetchError, RequestPolicy, request, shown_url
+from geomint.http import shown_url
 from geomint.sources.connectors._cog_child import MAX_CELLS
-from geomint.sources.connectors._common import (
-    capped,
-    config_text,
-    fetch_error,
-    head_of,
-    now,
-    short_text,
-    trusting,
-    unit_text,
-)
+from geomint.sources.connectors._common import now, short_text, unit_text
 from geomint.sources.connectors._confined_cog import (
     MAX_READ_BYTES,
     Reader,
     Window,
     read_in_child,
     read_window,
+)
+from geomint.sources.connectors._stac_api import (
+    StacApi,
+    collection_licence,
+    is_licence,
+    licence_link,
+    publisher,
+    search_collections,
 )
 from geomint.sources.connectors.base import (
     Grid,
@@ -67,6 +65,8 @@ from geomint.sources.connectors.base import (
     SourceFetchError,
     Unit,
 )
+from geomint.sources.discovery import CatalogueQuery, CatalogueResults
+from geomint.sources.model import Source
 
 __all__ = ["DEFAULT_LIMIT", "MAX_LIMIT", "MAX_PAGES", "StacConnector"]
 
@@ -74,8 +74,6 @@ DEFAULT_LIMIT: Final = 10
 MAX_LIMIT: Final = 100
 #: Most pages of a search followed by their ``next`` links.
 MAX_PAGES: Final = 5
-# A page of MAX_LIMIT Sentinel-2 items, each with its twenty assets, is about 1 MB.
-_MAX_ANSWER_BYTES: Final = 8_000_000
 # Items read when choosing one to read: enough to find the newest over an area.
 _CHOOSE_FROM: Final = 20
 _TIFF: Final = re.compile(r"image/tiff|application=geotiff", re.IGNORECASE)
@@ -83,7 +81,6 @@ _DATETIME: Final = re.compile(
     r"(\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2}))?|\.\.)"
 )
 _ID: Final = re.compile(r"[A-Za-z0-9_.:@\-]{1,200}")
-_NOT_A_LICENCE: Final = frozenset({"proprietary", "various", "other"})
 _MAX_TITLE: Final = 200
 # What pystac raises for a dict that is not the STAC it was told (it has no one root).
 _UNREADABLE: Final = (
@@ -144,6 +141,20 @@ class StacConnector:
             "limit": f"how many items to list, 1 to {MAX_LIMIT} (default {DEFAULT_LIMIT})",
         }
 
+    def is_catalogue(self, source: Source) -> bool:
+        """Whether ``source`` is a whole STAC API to search (its config names no
+        ``collection``) rather than one collection to read."""
+        return "collection" not in source.config
+
+    def search(self, query: CatalogueQuery) -> CatalogueResults:
+        """Discovery: the API's collections whose id, title, keywords or description
+        hold the query's words, best first, and only those covering the place asked.
+
+        Raises:
+            SourceFetchError: As :meth:`fetch` does for a request that fails.
+        """
+        return search_collections(query)
+
     def fetch(self, request: Request) -> Listing | Grid:
         """List the collection's items over the area, or read a window of one.
 
@@ -173,25 +184,27 @@ class _Collection:
     publisher: str | None
 
 
-class _Catalogue:
+class _Catalogue(StacApi):
     """One fetch's conversation with a STAC API: its address, the filters, the notes."""
 
     def __init__(self, request: Request) -> None:
+        super().__init__(request.source, request.policy)
         self.request = request
-        self.source = request.source
-        self.title = self.source.title
-        self.api = config_text(self.source, "api_url").rstrip("/")
-        self.collection = _one(request, "collection") or config_text(self.source, "collection")
-        if not _ID.fullmatch(self.collection):
-            raise _refused("collection", f"{self.collection!r} is not a STAC collection id")
-        self.policy: RequestPolicy = trusting(request.policy, self.api)
-        self.api_policy = capped(self.policy, _MAX_ANSWER_BYTES)
+        collection = _one(request, "collection") or self.source.config.get("collection")
+        if not isinstance(collection, str) or not collection:
+            raise _refused(
+                "collection",
+                f"{self.title} is a catalogue of collections: name one with collection "
+                "(find_sources with search_catalogues=true lists those that match)",
+            )
+        if not _ID.fullmatch(collection):
+            raise _refused("collection", f"{collection!r} is not a STAC collection id")
+        self.collection = collection
         self.bbox = _area(request)
         self.datetime = _datetime(request)
         self.cloud = _cloud(request)
         self.band = _band(request)
         self.notes: list[str] = []
-        self.last_url = self.api
 
     # -- search --------------------------------------------------------------------------
 
@@ -211,7 +224,7 @@ class _Catalogue:
         method, url = "POST", f"{self.api}/search"
         sent: dict[str, Any] | None = body
         for page in range(pages):
-            answer = self._json(method, url, sent, key="collection", value=self.collection)
+            answer = self.json(method, url, sent, key="collection", value=self.collection)
             found, link, count = self._page(answer)
             matched = count if matched is None else matched
             items.extend(found)
@@ -263,41 +276,6 @@ class _Catalogue:
         given = link.get("body")
         given = given if isinstance(given, dict) else {}
         return "POST", href, ({**sent, **given} if link.get("merge") is True else given)
-
-    def _json(
-        self, method: str, url: str, body: dict[str, Any] | None, *, key: str, value: str
-    ) -> Any:
-        try:
-            fetched = request(
-                "POST" if method == "POST" else "GET",
-                url,
-                json=body if method == "POST" else None,
-                headers={"Accept": "application/geo+json, application/json"},
-                policy=self.api_policy,
-            )
-        except FetchError as error:
-            if error.code == "status" and error.status == 404:
-                raise SourceFetchError(
-                    "not_found",
-                    f"{self.title} has no {key} {value!r} at {self.api}; check the id",
-                    url=error.url,
-                ) from None
-            if error.code == "status" and error.status == 400:
-                said = f" ({error.detail[:200]})" if error.detail else ""
-                raise SourceFetchError(
-                    "refused_filter",
-                    f"{self.title} refused the search{said}; check the area, dates and "
-                    "cloud cover asked",
-                    url=error.url,
-                ) from None
-            raise fetch_error(error, f"{self.title}'s STAC API") from None
-        self.last_url = fetched.url
-        try:
-            return json.loads(fetched.body)
-        except ValueError:
-            raise self.malformed(f"it is not JSON; {head_of(fetched.body)}") from None
-        except RecursionError:
-            raise self.malformed("it nests deeper than geomint reads") from None
 
     # -- list ----------------------------------------------------------------------------
 
@@ -361,9 +339,19 @@ class _Catalogue:
                     f"{matched} items match; read {item.id}, the newest covering the most of "
                     "the area (fetch with list=yes to see them, and item= to pick one)"
                 )
-        key = _one(self.request, "asset") or config_text(self.source, "asset")
-        asset = item.assets.get(key)
         tiffs = tuple(k for k, a in item.assets.items() if _is_tiff(a))
+        key = _one(self.request, "asset") or self.source.config.get("asset")
+        if not isinstance(key, str) or not key:
+            if len(tiffs) != 1:
+                raise SourceFetchError(
+                    "refused_filter",
+                    f"item {item.id} has {len(tiffs)} GeoTIFF assets; name one with asset: "
+                    f"{', '.join(tiffs) or 'none'}",
+                    key="asset",
+                    options=tiffs,
+                )
+            key = tiffs[0]
+        asset = item.assets.get(key)
         if asset is None or not _is_tiff(asset):
             raise SourceFetchError(
                 "refused_filter",
@@ -405,7 +393,7 @@ class _Catalogue:
         if not _ID.fullmatch(wanted):
             raise _refused("item", f"{wanted!r} is not an item id; list the items to see theirs")
         url = f"{self.api}/collections/{quote(self.collection)}/items/{quote(wanted)}"
-        answer = self._json("GET", url, None, key="item", value=wanted)
+        answer = self.json("GET", url, None, key="item", value=wanted)
         if not isinstance(answer, dict) or answer.get("type") != "Feature":
             raise self.changed("an item answered without being a GeoJSON Feature")
         try:
@@ -417,17 +405,13 @@ class _Catalogue:
 
     def _collection(self) -> _Collection:
         url = f"{self.api}/collections/{quote(self.collection)}"
-        found = self._json("GET", url, None, key="collection", value=self.collection)
+        found = self.json("GET", url, None, key="collection", value=self.collection)
         if not isinstance(found, dict) or found.get("type", "Collection") != "Collection":
             raise self.changed("the collection answered without being a STAC Collection")
         licence = found.get("license")
-        links = found.get("links")
-        named = next(
-            (x for x in links if isinstance(x, dict) and x.get("rel") == "license"), None
-        ) if isinstance(links, list) else None  # fmt: skip
         return _Collection(
-            licence=_collection_licence(licence, named),
-            publisher=_publisher(found.get("providers")),
+            licence=collection_licence(licence, licence_link(found.get("links"))),
+            publisher=publisher(found.get("providers")),
         )
 
     def _nothing(self) -> str:
@@ -439,23 +423,6 @@ class _Catalogue:
         return (
             f"{self.title} has no item in collection {self.collection} for "
             f"{', '.join(asked)}; widen the dates or the cloud cover, or check the area"
-        )
-
-    # -- messages ------------------------------------------------------------------------
-
-    def malformed(self, why: str) -> SourceFetchError:
-        return SourceFetchError(
-            "malformed",
-            f"{self.title}'s STAC API sent an answer geomint cannot read: {why}",
-            url=self.last_url,
-        )
-
-    def changed(self, what: str) -> SourceFetchError:
-        return SourceFetchError(
-            "changed",
-            f"{self.title}'s STAC API answered in a shape this connector does not read: "
-            f"{what}; nothing was read. Report it",
-            url=self.last_url,
         )
 
 
@@ -647,36 +614,9 @@ def _is_web(href: str) -> bool:
 
 def _licence(properties: Mapping[str, Any], collection: str | None) -> str | None:
     own = short_text(properties.get("license"), 200)
-    if own is not None and own.lower() not in _NOT_A_LICENCE:
+    if own is not None and is_licence(own):
         return own
     return collection
-
-
-def _collection_licence(licence: Any, link: dict[str, Any] | None) -> str | None:
-    """The collection's licence as provenance carries it: an SPDX id, or what its licence
-    link names when the collection says only "proprietary" or "various"."""
-    text = short_text(licence, 200)
-    if text is None or text.lower() not in _NOT_A_LICENCE:
-        return text
-    if link is None:
-        return text
-    title = short_text(link.get("title"), 120)
-    href = short_text(link.get("href"), 300)
-    named = ", ".join(part for part in (title, href) if part)
-    return f"{text} ({named})"[:200] if named else text
-
-
-def _publisher(providers: Any) -> str | None:
-    if not isinstance(providers, list):
-        return None
-    names = [
-        name
-        for provider in providers
-        if isinstance(provider, dict)
-        and (name := short_text(provider.get("name"), 80)) is not None
-        and {"licensor", "producer"} & set(provider.get("roles") or ())
-    ]
-    return ", ".join(dict.fromkeys(names))[:200] or None
 
 
 def _raster_band(asset: pystac.Asset, band: int) -> Mapping[str, Any]:

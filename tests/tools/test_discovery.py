@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from tests.sources.connectors.support import RECORDED, fast, live_source
+from tests.sources.connectors.support import EARTH_SEARCH, RECORDED, fast, live_source
 from tests.sources.test_discovery import SEARCH, search_body
 from tests.sources.test_registry import make_source
 
@@ -261,13 +261,17 @@ async def test_a_stac_api_is_searched_for_collections_and_one_is_listed_next(
 ) -> None:
     """A whole STAC API (a row without a collection) is a catalogue: its collections are
     ranked by the words, shortlisted, and the one kept is listed by the fetch it names."""
-    stac, api = RECORDED / "stac", "https://earth-search.aws.element84.com/v1"
+    stac, api = EARTH_SEARCH, "https://earth-search.aws.element84.com/v1"
     base = f"{server.base_url}/stac"
     for name, token in (("collections_page1.json", None), ("collections_page2.json", "next:naip")):
         body = (stac / name).read_text("utf-8").replace(api, base)
         server.add("GET", "/stac/collections", body=body, query={"token": token} if token else None)
     server.add("POST", "/stac/search", body=(stac / "cop_dem_search.json").read_text("utf-8"))
-    server.add("GET", "/stac/collections/cop-dem-glo-30", file="../stac/cop_dem_collection.json")
+    server.add(
+        "GET",
+        "/stac/collections/cop-dem-glo-30",
+        body=(stac / "cop_dem_collection.json").read_bytes(),
+    )
     earth = live_source("earth-search", api_url=base)
     sources = Sources(SourceRegistry(MemoryStore(), seed=[earth]), policy=fast(), live=True)
     shortlist = {"shortlist": [{"id": "earth-search/cop-dem-glo-30", "why": "surface heights"}]}
@@ -293,3 +297,5 @@ async def test_a_stac_api_is_searched_for_collections_and_one_is_listed_next(
     assert [d["dataset"] for d in listed.model["datasets"]][:1] == [
         "Copernicus_DSM_COG_10_N60_00_E024_00_DEM"
     ]
+    # A STAC listing says how to read an item with its own filters, not CKAN's.
+    assert "'item': <a dataset>" in listed.model["next"]

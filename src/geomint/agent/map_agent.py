@@ -64,6 +64,7 @@ from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.dense import shared_minilm
+from geomint.sources.replay import demo_connectors
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
@@ -828,7 +829,12 @@ def create_map_agent(
         opendata = (
             sources
             if sources is not None
-            else Sources(SourceRegistry(chats.store), dense=shared_minilm())
+            else Sources(
+                SourceRegistry(chats.store),
+                dense=shared_minilm(),
+                # The demo has no network: its STAC searches are answered from recordings.
+                connectors=demo_connectors() if describe_model(resolved_model)["demo"] else None,
+            )
         )
     except BaseException:
         if owns:

@@ -80,6 +80,11 @@ class _Turn:
         ids = re.findall(rf"^- ({kind}-\d+) ", self.instructions, flags=re.MULTILINE)
         return ids[-1] if ids else None
 
+    def written(self, kind: str) -> list[str]:
+        """The entry ids of a kind this turn's results gave, in order."""
+        found = (result.get("entry_id") for _, result in self.results)
+        return [e for e in found if isinstance(e, str) and e.startswith(f"{kind}-")]
+
     def first(self, kind: str) -> str | None:
         ids = re.findall(rf"^- ({kind}-\d+) ", self.instructions, flags=re.MULTILINE)
         return ids[0] if ids else self.entry(kind)
@@ -200,6 +205,38 @@ return {
                       "data": [row["value"] for row in rows]}],
     },
 }"""
+
+_RESAMPLE = """\
+fine, coarse = load({fine!r}), load({coarse!r})
+moved = load({fine!r}, like={coarse!r}, method="sum")
+counted = [float(np.nansum(r.values())) for r in (fine, moved, coarse)]
+mint.value(round(counted[0]), "points of interest on the 100 m grid", unit="points")
+mint.value(round(counted[1]), "points of interest on the 100 m grid resampled to 250 m",
+           unit="points")
+mint.value(round(counted[2]), "points of interest on the 250 m grid counted directly",
+           unit="points")
+apart = np.abs(moved.values() - coarse.values())
+mint.value(round(float(np.nanmax(apart)), 1), "largest difference in one 250 m cell",
+           unit="points")
+mint.layer(moved, "point density, 100 m resampled to 250 m")
+return {{"grid": list(coarse.shape), "cells that differ": int(np.count_nonzero(apart > 0.01))}}"""
+
+
+def _resample(turn: _Turn) -> dict[str, Any] | None:
+    grids = turn.written("rasters")
+    if len(grids) < 2:
+        return None
+    fine, coarse = grids[-2], grids[-1]
+    return {
+        "rasters_entry_ids": [fine, coarse],
+        "name": "resample-density",
+        "code": _RESAMPLE.format(fine=fine, coarse=coarse),
+    }
+
+
+_DENSITY: Final = "geomint-helsinki-poi-density"
+#: Central Helsinki, west,south,east,north in degrees.
+_CENTRE_BBOX: Final = "24.90,60.15,24.97,60.19"
 
 _NORDIC: Final = ["country:FIN", "country:SWE", "country:NOR", "country:DNK", "country:ISL"]
 
@@ -625,6 +662,74 @@ DEMO_PROMPTS: Final[tuple[DemoPrompt, ...]] = (
         "GDP per capita: what it has is figures for whole countries, and a country's figure "
         "is not a city's, so I will not estimate one. A city figure would need a regional "
         "accounts source, which this installation does not have.",
+    ),
+    DemoPrompt(
+        text="Zonal sum of the point density grid over the parks",
+        pattern=r"zonal|\b(grid|raster)\b.*\b(per|each|every|over (the |each )?)parks?",
+        tools=("fetch", "zonal_stats", "present_figure"),
+        scopes={},
+        steps=(
+            ("fetch", lambda t: {"source_id": _DENSITY, "filters": {"cell_m": "100"}}),
+            (
+                "zonal_stats",
+                lambda t: {
+                    "raster_entry_id": t.entry("rasters"),
+                    "zones_entry_id": t.first("geometries"),
+                    "stats": ["sum"],
+                    "label": "points of interest",
+                    "unit": "points",
+                },
+            ),
+            _present("Points of interest per park"),
+        ),
+        answer="Each park, garden and square has its own figure: the grid's points of "
+        "interest summed over it, each 100 m cell weighted by the share of it the park "
+        "covers, so <f0>, <f1> and <f2> are the first three. The grid is geomint's own, "
+        "counted from the bundled OpenStreetMap points, not a published density.",
+    ),
+    DemoPrompt(
+        text="Resample the density grid onto a 250 m grid and compare the totals",
+        pattern=r"resampl|coarser",
+        tools=("fetch", "analyse_data", "present_figure"),
+        scopes={"analyse_data": {"kinds": ["rasters"]}},
+        steps=(
+            ("fetch", lambda t: {"source_id": _DENSITY, "filters": {"cell_m": "100"}}),
+            ("fetch", lambda t: {"source_id": _DENSITY, "filters": {"cell_m": "250"}}),
+            ("analyse_data", _resample),
+            _present("The density grid at 100 m and 250 m"),
+        ),
+        answer="Summing the 100 m cells onto the 250 m grid keeps the total: <f0> before "
+        "and <f1> after, and the grid counted directly at 250 m holds <f2>. Cell by "
+        "cell the two 250 m grids differ by at most <f3>, because 100 m cells straddle the "
+        "250 m cells' edges and are split between them by area.",
+    ),
+    DemoPrompt(
+        text="Search the Earth Search STAC catalogue for elevation data over Helsinki",
+        pattern=r"\bstac\b|earth search",
+        tools=("find_sources", "fetch"),
+        scopes={},
+        steps=(
+            (
+                "find_sources",
+                lambda t: {"query": "digital elevation model", "search_catalogues": True},
+            ),
+            (
+                "fetch",
+                lambda t: {
+                    "source_id": "earth-search",
+                    "filters": {
+                        "collection": "cop-dem-glo-30",
+                        "list": "yes",
+                        "bbox": _CENTRE_BBOX,
+                    },
+                },
+            ),
+        ),
+        answer="The registry has the Copernicus DEM, and searching Earth Search's collections "
+        "shortlisted its finer and coarser Copernicus DEM collections; over central Helsinki "
+        "the finer one has one tile, named in the listing. This demo answers the catalogue "
+        "from recordings shipped with geomint, not the live API, so the listing shows its "
+        "shape, not today's holdings; reading the tile's cells needs the network.",
     ),
     DemoPrompt(
         text="What can you do?",

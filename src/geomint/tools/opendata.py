@@ -534,7 +534,8 @@ def _listed(
         "count": listing.count,
         "shown": len(datasets),
         "datasets": datasets,
-        "next": "fetch again with filters={'dataset': ..., 'resource': ...} to land a file",
+        "next": listing.next
+        or "fetch again with filters={'dataset': ..., 'resource': ...} to land a file",
     }
     if listing.notes:
         out["notes"] = list(listing.notes)

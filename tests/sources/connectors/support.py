@@ -15,6 +15,10 @@ from geomint.sources.connectors import _cog_child, _sdmx_child
 from geomint.sources.connectors.base import Unit
 from geomint.sources.model import Source
 
+#: Earth Search answers geomint ships for its demo (geomint.sources.replay); tests serve them too.
+EARTH_SEARCH = (
+    Path(__file__).parents[3] / "src" / "geomint" / "sources" / "recorded" / "earth_search"
+)
 RECORDED = Path(__file__).parent / "recorded"
 
 FINLAND = Unit(id="country:FIN", name="Finland", level="country", iso2="FI", iso3="FIN", m49=246)

@@ -21,6 +21,7 @@ from affine import Affine
 from rasterio.io import MemoryFile
 from rasterio.windows import Window
 from tests.sources.connectors.support import (
+    EARTH_SEARCH,
     HELSINKI,
     RECORDED,
     cog_in_process,
@@ -38,6 +39,7 @@ from geomint.testing import RecordedReply, RecordedRoute, RecordedServer
 RECORDINGS = "stac"
 DEM_HOST = "https://copernicus-dem-30m.s3.amazonaws.com"
 S2_HOST = "https://sentinel-cogs.s3.us-west-2.amazonaws.com"
+DEM_COLLECTION = (EARTH_SEARCH / "cop_dem_collection.json").read_bytes()
 TILE = "Copernicus_DSM_COG_10_N60_00_E024_00_DEM"
 #: About 1 km² in central Helsinki.
 KM2 = "24.930,60.165,24.948,60.174"
@@ -73,14 +75,18 @@ def dem() -> bytes:
 
 
 def _serve(server: RecordedServer, cog: bytes, *, ranges: bool = True) -> RecordedRoute:
-    search = (RECORDED / RECORDINGS / "cop_dem_search.json").read_text("utf-8")
+    search = (EARTH_SEARCH / "cop_dem_search.json").read_text("utf-8")
     server.add(
         "POST",
         "/search",
         body=search.replace(DEM_HOST, f"{server.base_url}/cog"),
         content_type="application/geo+json",
     )
-    server.add("GET", "/collections/cop-dem-glo-30", file="cop_dem_collection.json")
+    server.add(
+        "GET",
+        "/collections/cop-dem-glo-30",
+        body=(EARTH_SEARCH / "cop_dem_collection.json").read_bytes(),
+    )
     return server.add("GET", "/cog/.+\\.tif", body=cog, content_type="image/tiff", ranges=ranges)
 
 
@@ -268,7 +274,11 @@ def test_a_units_bounding_box_is_the_area_searched(server: RecordedServer, dem: 
 def test_a_search_answer_of_another_shape_is_a_fetch_error(
     server: RecordedServer, body: str, code: str, said: str
 ) -> None:
-    server.add("GET", "/collections/cop-dem-glo-30", file="cop_dem_collection.json")
+    server.add(
+        "GET",
+        "/collections/cop-dem-glo-30",
+        body=(EARTH_SEARCH / "cop_dem_collection.json").read_bytes(),
+    )
     server.add("POST", "/search", body=body)
 
     error = _refused(server, bbox=KM2)
@@ -382,7 +392,7 @@ def test_an_area_too_large_even_for_the_coarsest_overview_is_refused(
 
 def test_an_area_outside_the_items_file_is_not_covered(server: RecordedServer, dem: bytes) -> None:
     _serve(server, dem)
-    search = json.loads((RECORDED / RECORDINGS / "cop_dem_search.json").read_text())
+    search = json.loads((EARTH_SEARCH / "cop_dem_search.json").read_text())
     item = json.dumps(search["features"][1]).replace(DEM_HOST, f"{server.base_url}/cog")
     server.add(
         "GET",
@@ -697,7 +707,7 @@ def test_without_a_confined_reader_nothing_is_decoded(
 
 def test_the_local_file_reads_as_the_recorded_tile(dem: bytes) -> None:
     """The generated file has the shape the recorded item promises (its grid and CRS)."""
-    item = json.loads((RECORDED / RECORDINGS / "cop_dem_search.json").read_text())["features"][0]
+    item = json.loads((EARTH_SEARCH / "cop_dem_search.json").read_text())["features"][0]
     with MemoryFile(dem) as memory, memory.open() as dataset:
         assert dataset.crs == rasterio.crs.CRS.from_epsg(item["properties"]["proj:epsg"])
         assert dataset.overviews(1) == [2, 4, 8]

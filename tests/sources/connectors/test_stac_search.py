@@ -5,7 +5,7 @@ asked, those outside the place left out and said so, each a candidate one ``fetc
 from __future__ import annotations
 
 import pytest
-from tests.sources.connectors.support import RECORDED, fast, live_source
+from tests.sources.connectors.support import EARTH_SEARCH, fast, live_source
 
 from geomint.sources.connectors.base import Request, SourceFetchError
 from geomint.sources.connectors.stac import StacConnector
@@ -20,7 +20,7 @@ FINLAND = (20.55, 59.45, 31.59, 70.09)
 
 def serve_collections(server: RecordedServer) -> None:
     for name, query in (("collections_page1.json", None), ("collections_page2.json", "next:naip")):
-        body = (RECORDED / RECORDINGS / name).read_text("utf-8").replace(API, server.base_url)
+        body = (EARTH_SEARCH / name).read_text("utf-8").replace(API, server.base_url)
         server.add("GET", "/collections", body=body, query={"token": query} if query else None)
 
 

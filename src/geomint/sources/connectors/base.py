@@ -366,6 +366,8 @@ class Listing:
         url: The request URL (secrets removed).
         retrieved_at: When the answer was fetched.
         notes: What the connector narrowed or could not honour, in words.
+        next: How to read one of them with this connector's filters, when it is not
+            ``dataset`` and ``resource`` (a CKAN portal's).
     """
 
     datasets: tuple[ListedDataset, ...]
@@ -373,3 +375,4 @@ class Listing:
     url: str
     retrieved_at: datetime
     notes: tuple[str, ...] = ()
+    next: str | None = None

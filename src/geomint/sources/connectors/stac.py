@@ -295,6 +295,11 @@ class _Catalogue(StacApi):
             url=self.last_url,
             retrieved_at=now(),
             notes=tuple(self.notes),
+            next=(
+                f"fetch again with filters={{'collection': {self.collection!r}, 'item': "
+                "<a dataset>, 'asset': <one of its resources>, 'bbox': ...}} to read a "
+                "window of that item's GeoTIFF over the area"
+            ),
         )
 
     def _listed(self, item: pystac.Item, collection: _Collection) -> ListedDataset:

@@ -5,7 +5,10 @@ and a dropped file) from each of two geomints: the files without a prefix were w
 before the typed parts (each answer one message), the ``t``-prefixed ones by the first
 geomint that streams typed parts (tool calls, answer blocks and run ends as events). The
 ``m``-prefixed ones are the map-code prompts of the first geomint with map code (issue 19),
-each with its ``map_changed`` event and the blobs it names. Each
+each with its ``map_changed`` event and the blobs it names. The ``r``-prefixed ones are
+the raster and catalogue prompts of issue 21: rasters entries (Arrow blobs), the zonal
+sums and resampled totals minted over them, and a replayed STAC search with its
+``discovery_ran`` event. Each
 file names its writer (``written_by``) and holds what that geomint's web app returned when
 the chat was opened (``read_back``, and ``parts`` for the second). Each is imported into
 today's geomint, folded, exported again, and read back as parts:

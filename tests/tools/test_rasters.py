@@ -7,14 +7,14 @@ from typing import get_args
 
 import pytest
 
-from geomint.geo.raster import STATS
+from geomint.geo.raster import RESAMPLING, STATS
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.connectors.bundled import BundledConnector
 from geomint.sources.registry import bundled_sources
 from geomint.state import LayerMinted, ValueMinted
 from geomint.store import MemoryStore
 from geomint.tools import ToolContext, ToolError
-from geomint.tools.rasters import Stat
+from geomint.tools.rasters import Method, Stat
 
 from .conftest import MakeCtx
 from .helpers import call
@@ -132,3 +132,56 @@ async def test_zones_that_are_a_raster_are_refused(ctx: ToolContext) -> None:
 
 def test_the_tool_offers_every_statistic_the_operation_computes() -> None:
     assert set(get_args(Stat)) == set(STATS)
+    assert set(get_args(Method)) == set(RESAMPLING)
+
+
+async def test_resample_raster_adds_the_grid_and_mints_both_totals(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "50"}})
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "250"}})
+    result = await call(
+        ctx,
+        "resample_raster",
+        {
+            "raster_entry_id": "rasters-1",
+            "like_entry_id": "rasters-2",
+            "method": "sum",
+            "label": "points per 250 m cell, from 50 m",
+            "unit": "points",
+        },
+    )
+    model = result.model
+    assert model["ok"], model
+    before, after = (f["value"] for f in model["figures"])
+    assert before == pytest.approx(1346) and after == pytest.approx(1346)  # 50 m nests in 250 m
+    assert model["figures"][1]["label"].endswith("on the grid of rasters-2")
+    moved = ctx.entry_raster("rasters-3")
+    assert moved.res == (250.0, 250.0) and moved.shape == ctx.entry_raster("rasters-2").shape
+    assert "load('rasters-1', like='rasters-2', method='sum')" in model["code"]
+    minted = [e.body for e in ctx.chats.store.read(ctx.chat_id) if isinstance(e.body, ValueMinted)]
+    # a figure rests on every raster the body loaded: the 50 m grid and the target grid
+    assert {v.entry_id for v in minted[-1].value.inputs} == {"rasters-1", "rasters-2"}
+
+
+async def test_resample_raster_other_than_sum_mints_nothing(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "100"}})
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "250"}})
+    result = await call(ctx, "resample_raster", {"raster_entry_id": "rasters-1",
+                                                 "like_entry_id": "rasters-2",
+                                                 "method": "average"})  # fmt: skip
+    assert result.model["ok"] and result.model.get("figures", []) == []
+    assert "rasters-3" in ctx.workspace.entries
+
+
+async def test_raster_area_mints_the_ground_area_of_the_cells_asked(ctx: ToolContext) -> None:
+    await call(ctx, "fetch", {"source_id": GRID, "filters": {"cell_m": "100"}})
+    grid = ctx.entry_raster("rasters-1")
+    values = grid.values()
+    every = await call(ctx, "raster_area", {"raster_entry_id": "rasters-1"})
+    busy = await call(ctx, "raster_area", {"raster_entry_id": "rasters-1", "at_least": 5})
+    (whole,) = every.model["figures"]
+    (some,) = busy.model["figures"]
+    # 100 m cells of TM35FIN near 25°E: about 0.01 km² of ground each (scale ~0.9996)
+    assert whole["value"] == pytest.approx(values.size * 0.01, rel=2e-3)
+    assert some["value"] == pytest.approx(int((values >= 5).sum()) * 0.01, rel=2e-3)
+    assert some["label"].endswith("at least 5") and whole["unit"] == "km²"
+    assert busy.model["result"]["cells"] == int((values >= 5).sum()) > 0

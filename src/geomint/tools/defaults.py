@@ -23,7 +23,7 @@ from geomint.tools.mapcode import EXECUTE_MAP_CODE, UNDO_MAP_CHANGE
 from geomint.tools.mapview import SET_LANGUAGE, SET_MAP_STYLE
 from geomint.tools.opendata import FETCH, FIND_SOURCES, RESOLVE_PLACE
 from geomint.tools.places import PROVIDER_TOOLS
-from geomint.tools.rasters import ZONAL_STATS
+from geomint.tools.rasters import RASTER_AREA, RESAMPLE_RASTER, ZONAL_STATS
 from geomint.tools.recall import RECALL_STATE, RECALL_TOOLS
 from geomint.tools.registry import ToolEntry
 from geomint.tools.watch import CREATE_TRACKER
@@ -41,6 +41,8 @@ DEFAULT_TOOLS: Final[Mapping[str, ToolEntry[Any]]] = MappingProxyType(
         "create_tracker": CREATE_TRACKER,
         "cluster_incidents": CLUSTER_INCIDENTS,
         "zonal_stats": ZONAL_STATS,
+        "resample_raster": RESAMPLE_RASTER,
+        "raster_area": RASTER_AREA,
         "add_byod_layer": ADD_BYOD_LAYER,
         "update_byod_display": UPDATE_BYOD_DISPLAY,
         **RECALL_TOOLS,

@@ -1,10 +1,11 @@
-"""``zonal_stats`` as a tool: a raster's statistics per zone, each minted as a figure.
+"""The sandbox's raster operations as tools: ``zonal_stats``, ``resample_raster`` and
+``raster_area``.
 
-Without code, the tool writes the body that calls the sandbox's own ``zonal_stats`` with
-the call's arguments, so the run's record shows exactly what was computed and the model
-can copy it into ``analyse_data`` to go further (a mask, a ratio, ``load(like=...)``).
-The figures are minted by that call in the sandbox, labelled with each zone's name, and
-rest on the raster and the zones.
+Each tool writes the body that calls the sandbox's own operation (``zonal_stats``,
+``load(..., like=...)``, ``cell_area``) with the call's arguments as ``repr``'d literals,
+and runs it like ``analyse_data``: the run's record shows exactly what was computed, the
+model can copy it into ``analyse_data`` to go further, and every figure is minted by code
+in the sandbox, labelled, and rests on each entry the body loaded.
 """
 
 from __future__ import annotations
@@ -18,10 +19,20 @@ from geomint.tools.context import ToolContext
 from geomint.tools.registry import ToolEntry
 from geomint.tools.results import ToolError, ToolResult
 
-__all__ = ["ZONAL_STATS", "ZonalStatsInput"]
+__all__ = [
+    "RASTER_AREA",
+    "RESAMPLE_RASTER",
+    "ZONAL_STATS",
+    "RasterAreaInput",
+    "ResampleRasterInput",
+    "ZonalStatsInput",
+]
 
 #: What the tool computes: geomint.geo.raster.STATS (tests/tools/test_rasters.py checks).
 Stat = Literal["sum", "mean", "count", "min", "max", "median", "stdev", "majority"]
+#: How cells combine: geomint.geo.raster.RESAMPLING (tests/tools/test_rasters.py checks).
+Method = Literal["nearest", "bilinear", "cubic", "average", "sum", "min", "max", "mode"]
+_RASTER_ID: Final = r"^rasters-\d+$"
 #: Characters of the tool's result the model reads.
 _RESULT_CHARS: Final = 6_000
 
@@ -31,7 +42,7 @@ class ZonalStatsInput(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    raster_entry_id: str = Field(pattern=r"^rasters-\d+$", description="The raster, rasters-N.")
+    raster_entry_id: str = Field(pattern=_RASTER_ID, description="The raster, rasters-N.")
     zones_entry_id: str = Field(
         pattern=r"^[a-z_]+-\d+$",
         description="The polygons: any entry of polygons (geometries-N, byod-N, tables-N).",
@@ -95,6 +106,159 @@ ZONAL_STATS: Final = ToolEntry(
     ),
     example_prompts=("How many people live in each park?", "Average temperature per district"),
     related_tools=("analyse_data", "fetch"),
+    changes_chat=True,
+    result_chars=_RESULT_CHARS,
+)
+
+
+# --- resample_raster ----------------------------------------------------------------------
+
+
+class ResampleRasterInput(BaseModel):
+    """Arguments of ``resample_raster``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    raster_entry_id: str = Field(pattern=_RASTER_ID, description="The raster to move.")
+    like_entry_id: str = Field(
+        pattern=_RASTER_ID, description="The raster whose grid (CRS, cells, extent) to use."
+    )
+    method: Method = Field(
+        default="nearest",
+        description="sum for counts going coarser, average for densities and rates, "
+        "nearest or mode for categories, bilinear for smooth fields going finer.",
+    )
+    label: str | None = Field(default=None, max_length=100, description="The new layer's name.")
+    unit: str | None = Field(default=None, max_length=40, description="Unit of the totals.")
+
+
+def _resample_body(arguments: ResampleRasterInput) -> str:
+    raster, like = arguments.raster_entry_id, arguments.like_entry_id
+    label = arguments.label or f"{raster} on the grid of {like}"
+    body = [
+        f"source = load({raster!r})",
+        f"moved = load({raster!r}, like={like!r}, method={arguments.method!r})",
+        f"mint.layer(moved, {label!r})",
+        "kept = int(np.count_nonzero(np.isfinite(moved.values())))",
+    ]
+    if arguments.method == "sum":
+        # A sum resampling keeps a total where the new grid covers the old: say both.
+        body += [
+            "what = source.label or " + repr(raster),
+            "before = float(np.nansum(source.values()))",
+            "after = float(np.nansum(moved.values()))",
+            f"mint.value(before, 'total of ' + what + ' on its own grid', unit={arguments.unit!r})",
+            f"mint.value(after, 'total of ' + what + ' on the grid of {like}', "
+            f"unit={arguments.unit!r})",
+            "return {'grid': moved.describe(), 'cells with data': kept, "
+            "'total before': before, 'total after': after}",
+        ]
+    else:
+        body.append("return {'grid': moved.describe(), 'cells with data': kept}")
+    return "\n".join(body) + "\n"
+
+
+async def _resample(arguments: ResampleRasterInput, ctx: ToolContext) -> ToolResult:
+    ids = entry_ids_by_kind([arguments.raster_entry_id, arguments.like_entry_id])
+    run = await run_code(
+        ctx,
+        CodeCall(
+            tool="resample_raster",
+            code=_resample_body(arguments),
+            ids_by_kind=ids,
+            name=f"resample-{arguments.raster_entry_id}-{arguments.like_entry_id}",
+        ),
+    )
+    out = run.for_model(_RESULT_CHARS)
+    out["code"] = run.record.code
+    return ToolResult(model=out, failed=not run.ok)
+
+
+RESAMPLE_RASTER: Final = ToolEntry(
+    description=(
+        "Put a raster onto another raster's grid (its CRS, cell size and extent), cells "
+        "with nodata left out, and add it as a new raster layer. With method='sum' the "
+        "totals before and after are minted as figures (a sum keeps the total where the "
+        "new grid covers the old). The result shows the code it ran."
+    ),
+    input_schema=ResampleRasterInput,
+    execute=_resample,
+    effects=frozenset({"code_entry"}),
+    classification_prompt="Resample or align a raster onto another raster's grid.",
+    tags=("data", "rasters"),
+    examples=(
+        "resample_raster(raster_entry_id='rasters-1', like_entry_id='rasters-2', "
+        "method='sum', label='people per 1 km cell')",
+    ),
+    example_prompts=("Put the population grid onto the temperature grid",),
+    related_tools=("zonal_stats", "analyse_data"),
+    changes_chat=True,
+    result_chars=_RESULT_CHARS,
+)
+
+
+# --- raster_area --------------------------------------------------------------------------
+
+
+class RasterAreaInput(BaseModel):
+    """Arguments of ``raster_area``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    raster_entry_id: str = Field(pattern=_RASTER_ID, description="The raster, rasters-N.")
+    at_least: float | None = Field(
+        default=None,
+        allow_inf_nan=False,
+        description="Count only cells whose value is at least this; none: every cell with data.",
+    )
+    band: int = Field(default=1, ge=1, le=16)
+
+
+def _area_body(arguments: RasterAreaInput) -> str:
+    raster, low = arguments.raster_entry_id, arguments.at_least
+    which = "with data" if low is None else f"at least {low:g}"
+    test = "np.isfinite(values)" if low is None else f"np.isfinite(values) & (values >= {low!r})"
+    return (
+        f"grid = load({raster!r})\n"
+        f"values = grid.values({arguments.band!r})\n"
+        f"kept = {test}\n"
+        "km2 = float(cell_area(grid)[kept].sum()) / 1e6\n"
+        f"what = grid.label or {raster!r}\n"
+        f"mint.value(km2, 'ground area of the cells of ' + what + ' {which}', unit='km²')\n"
+        "return {'cells': int(kept.sum()), 'of cells': int(values.size), 'km2': km2}\n"
+    )
+
+
+async def _area(arguments: RasterAreaInput, ctx: ToolContext) -> ToolResult:
+    run = await run_code(
+        ctx,
+        CodeCall(
+            tool="raster_area",
+            code=_area_body(arguments),
+            ids_by_kind=entry_ids_by_kind([arguments.raster_entry_id]),
+            name=f"area-{arguments.raster_entry_id}",
+        ),
+    )
+    out = run.for_model(_RESULT_CHARS)
+    out["code"] = run.record.code
+    return ToolResult(model=out, failed=not run.ok)
+
+
+RASTER_AREA: Final = ToolEntry(
+    description=(
+        "The ground area (km², on the WGS84 ellipsoid, whatever the raster's CRS) of a "
+        "raster's cells with data, or of those whose value is at least a threshold, "
+        "minted as a figure. The result shows the code it ran (cell_area in analyse_data "
+        "gives each cell's area for more)."
+    ),
+    input_schema=RasterAreaInput,
+    execute=_area,
+    effects=frozenset({"code_entry"}),
+    classification_prompt="Measure the ground area a raster covers, or its cells above a value.",
+    tags=("data", "rasters"),
+    examples=("raster_area(raster_entry_id='rasters-1', at_least=100)",),
+    example_prompts=("How much of the area is above 100 m?",),
+    related_tools=("zonal_stats", "analyse_data"),
     changes_chat=True,
     result_chars=_RESULT_CHARS,
 )

@@ -123,3 +123,29 @@ def test_cell_areas_of_a_projected_grid_are_its_ground_areas() -> None:
     grid = (100.0, 0.0, central[0] - 50.0, 0.0, -100.0, central[1] + 50.0)
     areas = cell_area(Raster(np.zeros((1, 1)), grid, "EPSG:3067"))
     assert areas[0, 0] == pytest.approx(100.0**2 / 0.9996**2, rel=2e-4)
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ("EPSG:3067", "EPSG:3067"),
+        (4326, "EPSG:4326"),
+        ("WGS 84", "EPSG:4326"),  # a name GDAL would not read
+        # the usual Web Mercator string, a "null" grid and all: kept as its code
+        ("+proj=merc +a=6378137 +b=6378137 +lat_ts=0 +lon_0=0 +x_0=0 +y_0=0 +k=1 +units=m "
+         "+nadgrids=@null +wktext +no_defs", "EPSG:3857"),
+    ],
+)  # fmt: skip
+def test_a_crs_is_kept_as_its_code_when_it_has_one(given: object, kept: str) -> None:
+    assert Raster(values(), GRID, given).crs == kept  # type: ignore[arg-type]
+
+
+def test_a_crs_is_kept_without_the_files_it_names() -> None:
+    bound = Raster(values(), GRID, "+proj=longlat +datum=WGS84 +nadgrids=/tmp/x.gsb +type=crs")
+    assert "x.gsb" not in bound.crs and "nadgrids" not in bound.crs.lower()
+    assert bound.crs.startswith("GEOGCRS[")  # the lon/lat CRS alone, as WKT2
+    for named in ("+init=epsg:4326", "+init=/etc/passwd:x"):
+        with pytest.raises(GeoInputError, match="may not name a file"):
+            Raster(values(), GRID, named)
+    with pytest.raises(GeoInputError, match="at most 20,000 characters"):
+        Raster(values(), GRID, "GEOGCRS[" + "x" * 30_000)

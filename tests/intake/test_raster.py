@@ -93,3 +93,13 @@ def test_not_a_tiff_and_the_vector_path_point_to_each_other() -> None:
         load_raster(b'{"type": "FeatureCollection"}', label="x.tif")
     with pytest.raises(IntakeError, match="read as a raster"):
         load(geotiff(np.ones((2, 2), "uint8"), nodata=0), label="x.tif")
+
+
+def test_a_child_answer_nesting_too_deep_is_malformed_not_a_crash() -> None:
+    import struct
+
+    from geomint.intake._raster import decode_answer
+
+    deep = b"[" * 200_000
+    with pytest.raises(ValueError, match="nests too deep"):
+        decode_answer(b"GMR1" + struct.pack("<I", len(deep)) + deep)

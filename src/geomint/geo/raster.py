@@ -18,7 +18,9 @@ a confined child; the sandbox maps them without a copy).
 
 from __future__ import annotations
 
+import functools
 import math
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Final
@@ -55,6 +57,16 @@ _DTYPES: Final = frozenset(
 WEB_MERCATOR_MAX_LAT: Final = 85.0511287798
 # Rows of corners projected at once by cell_area: bounds its working memory.
 _AREA_BLOCK_CELLS: Final = 4_000_000
+# A CRS's text: longer is not a CRS; these name files PROJ would open (see _crs_text).
+_MAX_CRS_CHARS: Final = 20_000
+_CRS_INIT: Final = re.compile(r"\binit\s*=", re.IGNORECASE)
+_CRS_FILES: Final = re.compile(
+    r"PARAMETERFILE|gridshift|nadgrids|geoidgrids|\bgrids\s*=|\binit\s*=", re.IGNORECASE
+)
+_NAMES_A_FILE: Final = (
+    "a raster's CRS may not name a file (an init file, a grid or a transformation's "
+    "parameter file): give 'EPSG:<code>' or WKT of the CRS alone"
+)
 
 
 @dataclass(frozen=True, eq=False)
@@ -203,18 +215,52 @@ class Raster:
 
 
 def _crs_text(crs: object) -> str:
+    """The CRS as geomint keeps it: ``EPSG:<code>`` when PROJ finds an exact one, else the
+    WKT2 of the CRS alone.
+
+    A raster's CRS comes from model code, a user's file or a remote one, and PROJ opens
+    the files a CRS names (``+init=`` as it parses; ``+nadgrids=``, ``+geoidgrids=`` or a
+    transformation's parameter file when it transforms) in whichever process uses it: the
+    application, drawing the map picture. A FIFO there blocks it holding the GIL. So a
+    CRS naming an init file is refused before it is parsed, a bound CRS is kept without
+    its transformation (a raster's cells are in its source CRS), and what is kept is
+    written back by PROJ, naming no file (checked).
+    """
+    if isinstance(crs, bool):
+        raise GeoInputError(f"a raster's CRS is 'EPSG:<code>' or WKT; got {crs!r}")
     if isinstance(crs, int):
-        return f"EPSG:{crs}"
+        crs = f"EPSG:{crs}"
     if isinstance(crs, pyproj.CRS):
-        code = crs.to_epsg()
-        return f"EPSG:{code}" if code else crs.to_wkt()
+        return _canonical(crs)
     if not isinstance(crs, str) or not crs.strip():
         raise GeoInputError(f"a raster's CRS is 'EPSG:<code>' or WKT; got {crs!r}")
+    return _canonical_text(crs.strip())
+
+
+@functools.lru_cache(maxsize=256)
+def _canonical_text(text: str) -> str:
+    """:func:`_crs_text` of a text, kept: rasters are built often, over a few CRSs."""
+    if len(text) > _MAX_CRS_CHARS:
+        raise GeoInputError(f"a raster's CRS is at most {_MAX_CRS_CHARS:,} characters")
+    if _CRS_INIT.search(text):
+        raise GeoInputError(_NAMES_A_FILE)
     try:
-        pyproj.CRS.from_user_input(crs)
+        parsed = pyproj.CRS.from_user_input(text)
     except pyproj.exceptions.CRSError as exc:
         raise GeoInputError(f"a raster's CRS was not understood: {str(exc)[:200]}") from None
-    return crs.strip()
+    return _canonical(parsed)
+
+
+def _canonical(parsed: pyproj.CRS) -> str:
+    if parsed.is_bound and parsed.source_crs is not None:
+        parsed = parsed.source_crs
+    code = parsed.to_epsg(min_confidence=100)
+    if code is not None:
+        return f"EPSG:{code}"
+    wkt = parsed.to_wkt()
+    if not wkt or _CRS_FILES.search(wkt):
+        raise GeoInputError(_NAMES_A_FILE)
+    return str(wkt)
 
 
 def _crs_name(crs: str) -> str:

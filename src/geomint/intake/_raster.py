@@ -134,7 +134,10 @@ def decode_answer(reply: bytes) -> tuple[dict[str, Any], memoryview]:
     (size,) = struct.unpack("<I", reply[4:8])
     if size > 1 << 20 or 8 + size > len(reply):
         raise ValueError("the reader's raster header is malformed")
-    header = json.loads(reply[8 : 8 + size])
+    try:
+        header = json.loads(reply[8 : 8 + size])
+    except RecursionError:  # the child's answer is hostile bytes too
+        raise ValueError("the reader's raster header nests too deep") from None
     if not isinstance(header, dict):
         raise ValueError("the reader's raster header is malformed")
     return header, memoryview(reply)[8 + size :]

@@ -44,11 +44,12 @@ class Mint:
         'schools beyond 800 m'
     """
 
-    __slots__ = ("figures", "layers")
+    __slots__ = ("figures", "layers", "raster_cells")
 
     def __init__(self) -> None:
         self.figures: list[dict[str, JsonValue]] = []
         self.layers: list[dict[str, JsonValue]] = []
+        self.raster_cells = 0  # of every raster minted so far, held to MAX_LAYER_CELLS
 
     def value(
         self,
@@ -100,11 +101,21 @@ class Mint:
                 f"mint.layer was called more than {MAX_LAYERS} times; combine "
                 "features into fewer layers"
             )
+        if isinstance(data, Raster):
+            held = self.raster_cells
+            if held + data.array.size > MAX_LAYER_CELLS:
+                raise ValueError(
+                    f"the rasters one call mints hold at most {MAX_LAYER_CELLS:,} cells in all; "
+                    f"this one would make {held + data.array.size:,}: mint fewer, or coarser "
+                    "ones (load(raster, like=coarser, method='average'))"
+                )
         kept = (
             {"raster": _raster_record(data)}
             if isinstance(data, Raster)
             else {"data": _as_feature_collection(data)}
         )
+        if isinstance(data, Raster):
+            self.raster_cells += data.array.size
         self.layers.append({"label": _label(label, "mint.layer"), **kept, "line": _caller_line()})
         return data
 

@@ -9,6 +9,7 @@ it ran, so everything it says is untrusted data to validate, never an instructio
 
 from __future__ import annotations
 
+import math
 from typing import Annotated, Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, model_validator
@@ -183,6 +184,18 @@ class Reply(_Strict):
     used_features: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
     used_frames: Annotated[list[Annotated[int, Field(ge=0)]], Field(max_length=64)] = []
     map_ops: Annotated[list[MapOp], Field(max_length=200)] = []
+
+    @model_validator(mode="after")
+    def _raster_cells(self) -> Reply:
+        # Each raster is decoded on the host (CPU and memory the sandbox's limits do not
+        # count): twenty of the most cells one may hold would be 2.5 GB of float64.
+        declared = sum(math.prod(x.raster.shape) for x in self.layers if x.raster is not None)
+        if declared > MAX_RASTER_CELLS:
+            raise ValueError(
+                f"the rasters of one reply declare {declared:,} cells, over "
+                f"{MAX_RASTER_CELLS:,} in all"
+            )
+        return self
 
     @classmethod
     def parse(cls, data: bytes | dict[str, Any]) -> Reply:

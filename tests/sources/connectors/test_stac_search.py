@@ -92,3 +92,12 @@ def test_fetching_the_catalogue_without_a_collection_says_how_to_find_one() -> N
         StacConnector().fetch(Request(source=catalogue, options={"list": "yes"}, policy=fast()))
     assert caught.value.code == "refused_filter" and caught.value.key == "collection"
     assert "search_catalogues=true" in str(caught.value)
+
+
+def test_an_answer_denser_in_lists_than_honest_json_is_not_parsed(server: RecordedServer) -> None:
+    # 2.6 million empty lists in 8 MB would cost the host a gigabyte to decode
+    server.add("GET", "/collections", body='{"collections": [' + "[]," * 400_000 + "[]]}")
+    with pytest.raises(SourceFetchError) as caught:
+        search(server, "dem")
+    assert caught.value.code == "malformed"
+    assert "than any honest answer of its size" in str(caught.value)

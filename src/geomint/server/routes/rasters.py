@@ -25,6 +25,7 @@ from fastapi.responses import JSONResponse, Response
 from geomint import __version__
 from geomint.agent import MapAgent
 from geomint.geo.errors import GeoInputError
+from geomint.geo.raster import image_corners
 from geomint.sandbox import bytes_raster
 from geomint.server.rasters import RasterImage, RasterImages, render
 from geomint.server.routes._deps import Agent, ChatId, Pictures
@@ -87,6 +88,10 @@ async def _drawn(
     )
     if bbox is None:
         raise unplaced
+    try:
+        image_corners(bbox)  # from the digest: a picture that cannot be placed is not read
+    except GeoInputError:
+        raise unplaced from None
 
     def draw() -> RasterImage:
         grid = bytes_raster(agent.chats.read_blob(chat_id, written.blob))

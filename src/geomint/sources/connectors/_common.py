@@ -9,6 +9,7 @@ a body too large, a server down) are told here, once, the same way for all of th
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -24,11 +25,14 @@ from geomint.sources.model import Source
 
 __all__ = [
     "MAX_UNIT_CHARS",
+    "DenseAnswerError",
     "capped",
+    "clipped",
     "config_text",
     "fetch_error",
     "get",
     "head_of",
+    "json_answer",
     "now",
     "option_values",
     "short_text",
@@ -40,8 +44,34 @@ _REFUSED_CODES: Final = frozenset({"scheme", "address", "vetoed", "redirects"})
 # No "." (SDMX's key separator: one value would fill several dimensions) and no "+"
 # (SDMX's "or"): a value is one code.
 _SAFE_CODE: Final = re.compile(r"[A-Za-z0-9_@\-]{1,60}")
+# An empty list costs the host some 64 bytes for 3 of text, so 8 MB of `[],` decodes to
+# hundreds of MB; honest JSON opens a list or an object every 6 bytes at the densest.
+_BYTES_PER_CONTAINER: Final = 6
+_MIN_CONTAINERS: Final = 10_000
 MAX_UNIT_CHARS: Final = 40
 """The longest unit of measure a table carries (``"current US$"``, ``"people"``)."""
+
+
+class DenseAnswerError(ValueError):
+    """An answer denser in lists and objects than honest JSON of its size."""
+
+
+def json_answer(body: bytes) -> object:
+    """A service's JSON answer, parsed here only when it is not denser in lists and
+    objects than honest JSON is: decoding costs the host near what honest text costs.
+
+    Raises:
+        DenseAnswerError: It opens more lists and objects than its size allows.
+        ValueError: It is not JSON.
+        RecursionError: It nests deeper than Python's parser goes.
+    """
+    containers = body.count(b"[") + body.count(b"{")
+    if containers > max(_MIN_CONTAINERS, len(body) // _BYTES_PER_CONTAINER):
+        raise DenseAnswerError(
+            "it nests deeper than geomint reads, or opens more lists and objects than any "
+            f"honest answer of its size ({containers:,} in {len(body):,} bytes)"
+        )
+    return json.loads(body)
 
 
 def now() -> datetime:

@@ -17,18 +17,19 @@ description; one whose spatial extent misses the place asked is left out, and sa
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import quote, urlsplit
 
 from geomint.http import FetchError, RequestPolicy, request
 from geomint.sources.connectors._common import (
+    DenseAnswerError,
     capped,
     clipped,
     config_text,
     fetch_error,
     head_of,
+    json_answer,
     short_text,
     trusting,
 )
@@ -52,6 +53,10 @@ MAX_ANSWER_BYTES: Final = 8_000_000
 MAX_COLLECTION_PAGES: Final = 5
 _NOT_A_LICENCE: Final = frozenset({"proprietary", "various", "other"})
 _MAX_DESCRIPTION: Final = 600
+_KEPT_FIELDS: Final = (
+    "id", "title", "description", "keywords", "license", "links", "providers", "extent",
+    "item_assets", "updated",
+)  # fmt: skip
 
 
 class StacApi:
@@ -100,7 +105,9 @@ class StacApi:
             raise fetch_error(error, f"{self.title}'s STAC API") from None
         self.last_url = fetched.url
         try:
-            return json.loads(fetched.body)
+            return json_answer(fetched.body)
+        except DenseAnswerError as exc:
+            raise self.malformed(str(exc)) from None
         except ValueError:
             raise self.malformed(f"it is not JSON; {head_of(fetched.body)}") from None
         except RecursionError:
@@ -211,7 +218,8 @@ def _collections(api: StacApi) -> tuple[dict[str, dict[str, Any]], list[str]]:
             raise api.changed("/collections answered without a collections list")
         for raw in listed:
             if isinstance(raw, dict) and isinstance(raw.get("id"), str) and raw["id"]:
-                found.setdefault(raw["id"][:200], raw)
+                # only what ranking and a candidate read: a page's other fields go now
+                found.setdefault(raw["id"][:200], {k: raw.get(k) for k in _KEPT_FIELDS})
         url = _next(answer, api.api)
         if url is not None and page == MAX_COLLECTION_PAGES - 1:
             notes.append(f"read the first {MAX_COLLECTION_PAGES} pages of collections only")

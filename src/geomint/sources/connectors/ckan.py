@@ -26,18 +26,19 @@ like a provider's base URL; a file it links to elsewhere must be on a public add
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
 from geomint.http import Fetched, FetchError, ParamValue, RequestPolicy, request
 from geomint.sources.connectors._common import (
+    DenseAnswerError,
     capped,
     clipped,
     config_text,
     fetch_error,
     head_of,
+    json_answer,
     now,
     trusting,
 )
@@ -207,7 +208,9 @@ class _Portal:
             raise fetch_error(error, self.title) from None
         self.last_url = fetched.url
         try:
-            envelope = json.loads(fetched.body)
+            envelope = json_answer(fetched.body)
+        except DenseAnswerError as exc:
+            raise self._malformed(fetched, str(exc)) from None
         except ValueError:
             raise self._malformed(fetched, "it is not JSON") from None
         except RecursionError:

@@ -12,6 +12,7 @@ import typer
 from geomint._commands import chat as chat_commands
 from geomint._commands import chats as chats_commands
 from geomint._commands import demo as demo_command
+from geomint._commands import mcp as mcp_command
 from geomint._commands import serve as serve_command
 from geomint.errors import SandboxUnavailableError, UsageError
 
@@ -29,6 +30,7 @@ app.add_typer(chats_commands.app, name="chats")
 app.add_typer(chat_commands.app, name="chat")
 app.command("demo")(demo_command.demo)
 app.command("serve")(serve_command.serve)
+app.command("mcp")(mcp_command.mcp)
 
 
 @app.callback()

@@ -7,13 +7,20 @@ stores, so a chat read back (:func:`geomint.ui.chat_parts`) shows the same.
 from __future__ import annotations
 
 from geomint.agent.classifier import Classification, classify
-from geomint.agent.map_agent import ApprovalRequest, MapAgent, RunResult, create_map_agent
+from geomint.agent.map_agent import (
+    ApprovalRequest,
+    MapAgent,
+    RunResult,
+    ToolCallOutcome,
+    create_map_agent,
+)
 
 __all__ = [
     "ApprovalRequest",
     "Classification",
     "MapAgent",
     "RunResult",
+    "ToolCallOutcome",
     "classify",
     "create_map_agent",
 ]

@@ -186,46 +186,62 @@ def build_tools(
 def _runner(
     name: str, entry: ToolEntry[Any], turn: TurnTools, scope: Any
 ) -> Callable[..., Awaitable[str]]:
-    scope_data = scope.model_dump() if isinstance(scope, BaseModel) else scope
-
     async def run(run_ctx: RunContext[Any], **arguments: Any) -> str:
         call_id = run_ctx.tool_call_id or f"call-{secrets.token_urlsafe(6)}"
-        ctx = turn.context.for_call(scope=scope_data, call_id=call_id)
-        if turn.before_call is not None:
-            turn.before_call()
-        safe = plain_json(arguments)
-        ctx.append([ToolCalled(call_id=call_id, tool=name, arguments=safe)])
-        if turn.surface is not None and not turn.surface.was_shown(name):
-            return _finish(turn, ctx, name, arguments, turn.surface.not_shown(name), failed=True)
-        key = (name, json.dumps(arguments, sort_keys=True, default=str))
-        if turn.failures.get(key, 0) >= _MAX_FAILURES:
-            model: dict[str, Any] = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}
-            return _finish(turn, ctx, name, arguments, model, failed=True)
-        lock = turn.lock if entry.changes_chat else contextlib.nullcontext()
-        async with lock:
-            if entry.changes_chat:
-                # Read the chat afresh once it is this call's turn: a call made beside it in
-                # the same step may have written an entry or minted a figure meanwhile, and
-                # ids are handed out from what the context last read.
-                ctx.refresh()
-            guard = _EffectGuard(turn, ctx, name, entry, arguments)
-            ctx.authorize = guard.authorize
-            refusal = None
-            if entry.requires_approval or name in turn.policy.tools:
-                refusal, _ = await _ask(turn, ctx, name, arguments, ())
-                guard.approved |= entry.effects
-            if refusal is not None:
-                model, failed = refusal.as_result(), True
-            else:
-                model, failed = await _execute(name, entry, arguments, ctx)
-        if failed:
-            turn.failures[key] = turn.failures.get(key, 0) + 1
-            if turn.failures[key] >= _MAX_FAILURES:
-                model = {**model, "stop": STOP_MESSAGE.format(tool=name)}
-        budget = max(turn.budget, entry.result_chars or 0)
-        return _finish(turn, ctx, name, arguments, cut_to_budget(model, budget), failed=failed)
+        return await run_tool_call(name, entry, turn, scope, call_id, arguments)
 
     return run
+
+
+async def run_tool_call(
+    name: str,
+    entry: ToolEntry[Any],
+    turn: TurnTools,
+    scope: Any,
+    call_id: str,
+    arguments: dict[str, Any],
+) -> str:
+    """One tool call as the agent makes it: recorded, approved where the policy asks,
+    run, and ended in the log; returns what the model reads (JSON text).
+
+    The model's tool loop calls it through :func:`build_tools`; an MCP client's call
+    comes here too (:meth:`geomint.agent.MapAgent.call_tool`), so both are one path.
+    """
+    scope_data = scope.model_dump() if isinstance(scope, BaseModel) else scope
+    ctx = turn.context.for_call(scope=scope_data, call_id=call_id)
+    if turn.before_call is not None:
+        turn.before_call()
+    safe = plain_json(arguments)
+    ctx.append([ToolCalled(call_id=call_id, tool=name, arguments=safe)])
+    if turn.surface is not None and not turn.surface.was_shown(name):
+        return _finish(turn, ctx, name, arguments, turn.surface.not_shown(name), failed=True)
+    key = (name, json.dumps(arguments, sort_keys=True, default=str))
+    if turn.failures.get(key, 0) >= _MAX_FAILURES:
+        model: dict[str, Any] = {"error": STOP_MESSAGE.format(tool=name), "not_run": True}
+        return _finish(turn, ctx, name, arguments, model, failed=True)
+    lock = turn.lock if entry.changes_chat else contextlib.nullcontext()
+    async with lock:
+        if entry.changes_chat:
+            # Read the chat afresh once it is this call's turn: a call made beside it in
+            # the same step may have written an entry or minted a figure meanwhile, and
+            # ids are handed out from what the context last read.
+            ctx.refresh()
+        guard = _EffectGuard(turn, ctx, name, entry, arguments)
+        ctx.authorize = guard.authorize
+        refusal = None
+        if entry.requires_approval or name in turn.policy.tools:
+            refusal, _ = await _ask(turn, ctx, name, arguments, ())
+            guard.approved |= entry.effects
+        if refusal is not None:
+            model, failed = refusal.as_result(), True
+        else:
+            model, failed = await _execute(name, entry, arguments, ctx)
+    if failed:
+        turn.failures[key] = turn.failures.get(key, 0) + 1
+        if turn.failures[key] >= _MAX_FAILURES:
+            model = {**model, "stop": STOP_MESSAGE.format(tool=name)}
+    budget = max(turn.budget, entry.result_chars or 0)
+    return _finish(turn, ctx, name, arguments, cut_to_budget(model, budget), failed=failed)
 
 
 @dataclass

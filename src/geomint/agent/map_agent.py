@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections.abc import (
@@ -55,6 +56,7 @@ from geomint.agent._toolset import (
     TurnTools,
     approval_policy,
     build_tools,
+    run_tool_call,
 )
 from geomint.agent.classifier import Classification, classify
 from geomint.errors import UsageError
@@ -288,6 +290,25 @@ class _RunStream:
                 self.delta(event.part.content)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                 self.delta(event.delta.content_delta)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ToolCallOutcome:
+    """How :meth:`MapAgent.call_tool` went.
+
+    Attributes:
+        result: What the model would have read (the tool's digest, or its error).
+        failed: The call failed or was refused (``result`` has an ``error``).
+        run_id: The run it was recorded under in the chat's log.
+        entries: Entries it wrote (a new entry or a new version).
+        figures: Ids of the figures it minted.
+    """
+
+    result: Any
+    failed: bool
+    run_id: str
+    entries: tuple[str, ...] = ()
+    figures: tuple[str, ...] = ()
 
 
 class MapAgent:
@@ -615,6 +636,65 @@ class MapAgent:
         if written.blob.media_type == RASTER_MEDIA_TYPE:
             return added  # a grid, not GeoJSON: the page draws its picture
         return {**added, "geojson": context.entry_data(written.entry_id)}
+
+    async def call_tool(
+        self,
+        chat_id: str,
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        approve: Approve | None = None,
+    ) -> ToolCallOutcome:
+        """Call one tool in a chat as the model would, without a model: for a client that
+        chooses tools itself (an MCP client, a program).
+
+        The call is the agent's own path (:func:`geomint.agent._toolset.run_tool_call`):
+        recorded in the chat's log as a run of one call, refused unless ``approve`` says
+        yes where the approval policy asks, its arguments checked against the tool's
+        schema, and what it returns is the digest the model would read.
+
+        Raises:
+            UsageError: No tool of that name.
+        """
+        entry = self.registry.get(name)
+        if entry is None:
+            raise UsageError(f"no tool {name!r}; the tools are {', '.join(sorted(self.registry))}")
+        run_id = "c-" + secrets.token_urlsafe(9)
+        call_id = f"{run_id}-1"
+        async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
+            self.open_chat(chat_id)
+            before = self.chats.open(chat_id)
+            context = self.context(chat_id, run_id)
+            turn = TurnTools(
+                context=context,
+                budget=self.settings.digest_chars,
+                on_tool_execute=self.on_tool_execute,
+                approve=approve,
+                policy=self.approval_policy,
+            )
+            text = await run_tool_call(
+                name, self._with_coverage(entry), turn, None, call_id, dict(arguments)
+            )
+            self.chats.append(chat_id, run_id, [RunEnded(steps=1)])
+            after = self.chats.open(chat_id)
+        result = json.loads(text)
+        known = {v.id for v in before.values}
+        return ToolCallOutcome(
+            result=result,
+            failed=isinstance(result, dict) and "error" in result,
+            run_id=run_id,
+            entries=tuple(
+                entry_id
+                for entry_id, written in after.entries.items()
+                if entry_id not in before.entries
+                or before.entries[entry_id].latest.version != written.latest.version
+            ),
+            figures=tuple(v.id for v in after.values if v.id not in known),
+        )
+
+    def tool_entries(self) -> dict[str, ToolEntry[Any]]:
+        """Every tool as the model is offered it (a provider tool's coverage added)."""
+        return {name: self._with_coverage(entry) for name, entry in self.registry.items()}
 
     # -- the chat ------------------------------------------------------------------------
 

@@ -38,18 +38,20 @@ _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 
 class RequireToken:
-    """Refuse an ``/api/`` call without the access token (compared in constant time)."""
+    """Refuse a call under ``prefix`` (``/api/``) without the access token (compared in
+    constant time)."""
 
-    def __init__(self, app: ASGIApp, *, token: str) -> None:
+    def __init__(self, app: ASGIApp, *, token: str, prefix: str = "/api/") -> None:
         if not token:
             raise ValueError("an access token must not be empty: pass None for no token")
         self.app = app
         self.token = token.encode()
+        self.prefix = prefix
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
             request = HTTPConnection(scope)
-            if _route_path(scope).startswith("/api/"):
+            if _route_path(scope).startswith(self.prefix):
                 header = request.headers.get("authorization", "")
                 given = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
                 given = given or request.cookies.get(TOKEN_COOKIE, "")

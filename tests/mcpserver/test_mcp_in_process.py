@@ -18,6 +18,7 @@ from geomint.agent import MapAgent
 from geomint.mcp import build_server, mcp_tools
 from geomint.sandbox import Sandbox
 from geomint.state import ToolCalled, ValueMinted
+from geomint.ui import ToolCallPart, chat_parts
 
 pytestmark = pytest.mark.anyio
 
@@ -89,6 +90,11 @@ async def test_a_layer_an_analysis_and_its_figure_with_provenance(agent: MapAgen
     assert [e.tool for e in events if isinstance(e, ToolCalled)] == ["add_byod_layer",
                                                                      "analyse_data"]  # fmt: skip
     assert any(isinstance(e, ValueMinted) for e in events)
+    # and the web app reads it back as it reads any chat: the calls and the figure
+    parts = chat_parts(agent.chats, CHAT)
+    assert [p.tool for p in parts if isinstance(p, ToolCallPart)] == ["add_byod_layer",
+                                                                      "analyse_data"]  # fmt: skip
+    assert figure["id"] in {v.id for v in agent.chats.open(CHAT).values}
 
 
 async def test_an_escape_is_refused_by_the_sandbox_not_run(agent: MapAgent) -> None:

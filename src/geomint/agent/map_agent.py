@@ -14,6 +14,7 @@ import asyncio
 import contextlib
 import json
 import logging
+import os
 import secrets
 from collections.abc import (
     AsyncIterable,
@@ -67,6 +68,7 @@ from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.dense import shared_minilm
 from geomint.sources.replay import demo_connectors
+from geomint.sources.service import LIVE_ENV
 from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
@@ -912,8 +914,13 @@ def create_map_agent(
             else Sources(
                 SourceRegistry(chats.store),
                 dense=shared_minilm(),
-                # The demo has no network: its STAC searches are answered from recordings.
-                connectors=demo_connectors() if describe_model(resolved_model)["demo"] else None,
+                # The demo model's agent, where live sources are off (`geomint demo`, `geomint
+                # mcp` offline), answers STAC searches from recordings, and says so.
+                connectors=(
+                    demo_connectors()
+                    if describe_model(resolved_model)["demo"] and os.environ.get(LIVE_ENV) != "1"
+                    else None
+                ),
             )
         )
     except BaseException:

@@ -21,7 +21,7 @@ def test_agent_exports() -> None:
     import geomint.tools
 
     assert sorted(geomint.agent.__all__) == sorted([
-        "ApprovalRequest", "Classification", "MapAgent", "RunResult", "classify",
+        "ApprovalRequest", "Classification", "MapAgent", "RunResult", "ToolCallOutcome", "classify",
         "create_map_agent",
     ])  # fmt: skip
     assert geomint.create_map_agent is geomint.agent.create_map_agent
@@ -178,3 +178,14 @@ def test_testing_exports() -> None:
     assert geomint.testing.MemoryStore is geomint.store.MemoryStore
     assert geomint.testing.ScriptedTransport is geomint.http.ScriptedTransport
     assert geomint.testing.scripted_model is geomint.models.demo.scripted_model
+
+
+def test_mcp_exports() -> None:
+    import geomint.mcp
+
+    assert sorted(geomint.mcp.__all__) == sorted([
+        "MCP_TOOLS", "ChatFor", "build_server", "http_app", "mcp_tools", "new_chat_id",
+        "serve_stdio",
+    ])  # fmt: skip
+    for name in geomint.mcp.__all__:
+        assert getattr(geomint.mcp, name) is not None

@@ -142,3 +142,28 @@ def test_http_without_the_token_or_from_another_site_is_refused(
         timeout=10,
     )
     assert rebound.status_code == 421
+
+
+async def test_http_a_client_names_its_chat_or_is_told_to(served: tuple[str, MapAgent]) -> None:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+    from mcp.shared.exceptions import MCPError
+
+    url, _ = served
+    headers = {"Authorization": f"Bearer {TOKEN}"}  # no geomint-chat
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
+        with pytest.raises(MCPError, match="geomint-chat header"):
+            await client.call_tool("recall_state", {})
+
+
+def test_http_takes_the_token_as_a_header_not_the_pages_cookie(
+    served: tuple[str, MapAgent],
+) -> None:
+    url, _ = served
+    hello = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+    accept = {"Accept": "application/json, text/event-stream"}
+    cookied = httpx.post(url, json=hello, headers=accept, cookies={"geomint_token": TOKEN})
+    assert cookied.status_code == 401

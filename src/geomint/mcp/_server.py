@@ -31,8 +31,9 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from geomint.agent import ApprovalRequest, MapAgent
+from geomint.agent import MapAgent
 from geomint.errors import UsageError
+from geomint.mcp._approvals import Asking, Questions
 from geomint.models.demo import DEMO_PROMPTS
 from geomint.tools import ToolEntry
 from geomint.ui import figure_card
@@ -78,6 +79,7 @@ class _Session:
     agent: MapAgent
     chat_for: ChatFor
     tools: dict[str, ToolEntry[Any]]
+    questions: Questions
 
 
 def build_server(agent: MapAgent, chat_for: ChatFor) -> Server[Any]:
@@ -87,7 +89,12 @@ def build_server(agent: MapAgent, chat_for: ChatFor) -> Server[Any]:
         agent: Runs the tools and holds the chats.
         chat_for: The chat a request works in.
     """
-    state = _Session(agent=agent, chat_for=chat_for, tools=mcp_tools(agent.tool_entries()))
+    state = _Session(
+        agent=agent,
+        chat_for=chat_for,
+        tools=mcp_tools(agent.tool_entries()),
+        questions=Questions(),
+    )
 
     async def list_tools(
         ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
@@ -100,7 +107,7 @@ def build_server(agent: MapAgent, chat_for: ChatFor) -> Server[Any]:
         if params.name not in state.tools:
             return _error(f"no tool {params.name!r} here; list_tools names them")
         chat_id = state.chat_for(ctx)
-        approvals = _Approvals.of(ctx, params)
+        approvals = Asking.of(ctx, params, state.questions, chat_id)
         try:
             outcome = await state.agent.call_tool(
                 chat_id, params.name, dict(params.arguments or {}), approve=approvals.approve
@@ -253,86 +260,6 @@ async def _notify(sending: Awaitable[None]) -> None:
         await sending
     except Exception:
         _log.debug("a resource notification was not sent", exc_info=True)
-
-
-_ALLOW_SCHEMA: Final = {
-    "type": "object",
-    "properties": {"allow": {"type": "boolean", "title": "Allow this call"}},
-    "required": ["allow"],
-}
-
-
-@dataclass
-class _Approvals:
-    """One tool call's approvals through the client.
-
-    Where the connection can send the client a request (stdio and HTTP sessions of the
-    handshake era), the person is asked mid-call (``elicitation/create``). Where it cannot
-    (the per-request era), the call stops before the effect, is recorded as not run, and
-    the client gets an ``input_required`` result asking the question; its retry carries
-    the answer, keyed by the effects asked, so a yes to one effect is no yes to another.
-    """
-
-    ctx: ServerRequestContext[Any, Any]
-    given: dict[str, bool]
-    asked: dict[str, str]
-
-    @classmethod
-    def of(cls, ctx: ServerRequestContext[Any, Any], params: Any) -> _Approvals:
-        given: dict[str, bool] = {}
-        try:
-            earlier = json.loads(params.request_state or "{}")
-        except ValueError:
-            earlier = {}
-        if isinstance(earlier, dict):
-            given.update({str(k): v is True for k, v in earlier.items()})
-        for key, answer in (params.input_responses or {}).items():
-            if isinstance(answer, types.ElicitResult):
-                given[key] = (
-                    answer.action == "accept" and (answer.content or {}).get("allow") is True
-                )
-        return cls(ctx=ctx, given=given, asked={})
-
-    def state(self) -> str:
-        return json.dumps(self.given)
-
-    def requests(self) -> dict[str, Any]:
-        return {
-            key: types.ElicitRequest(
-                params=types.ElicitRequestFormParams(
-                    message=message, requested_schema=_ALLOW_SCHEMA
-                )
-            )
-            for key, message in self.asked.items()
-        }
-
-    async def approve(self, request: ApprovalRequest) -> tuple[bool, str]:
-        key = "approval:" + (",".join(request.effects) or request.tool)
-        if key in self.given:
-            yes = self.given[key]
-            return yes, ("approved" if yes else "refused") + " by the person through the client"
-        capabilities = self.ctx.session.client_capabilities
-        if capabilities is None or capabilities.elicitation is None:
-            return False, (
-                "this MCP client cannot ask the person (it does not support elicitation), "
-                "and the call needs their approval"
-            )
-        what = f" ({', '.join(request.effects)})" if request.effects else ""
-        preview = json.dumps(request.preview, ensure_ascii=False, default=str)
-        message = f"geomint wants to run {request.tool}{what}. Allow it? {preview}"[:4_000]
-        if not self.ctx.session.can_send_request:
-            self.asked[key] = message
-            return False, "waiting for the person's answer through the client; not run"
-        try:
-            answer = await self.ctx.session.elicit_form(message, _ALLOW_SCHEMA, self.ctx.request_id)
-        except Exception as exc:
-            return False, f"the approval could not be asked ({type(exc).__name__})"
-        yes = _allowed(answer)
-        return yes, ("approved" if yes else f"answered {answer.action}") + " through the client"
-
-
-def _allowed(answer: types.ElicitResult) -> bool:
-    return answer.action == "accept" and (answer.content or {}).get("allow") is True
 
 
 def _workspace(agent: MapAgent, chat_id: str) -> Any:

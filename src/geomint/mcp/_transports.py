@@ -4,11 +4,15 @@ or streamable HTTP (a chat per session) behind the web app's guards."""
 from __future__ import annotations
 
 import re
+from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any, Final
 
 from mcp.server.context import ServerRequestContext
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.applications import Starlette
 
 from geomint.agent import MapAgent
@@ -21,6 +25,7 @@ __all__ = ["CHAT_HEADER", "http_app", "serve_stdio"]
 #: The request header an HTTP client names its chat with (else each session gets one).
 CHAT_HEADER: Final = "geomint-chat"
 _CHAT_ID: Final = re.compile(r"[A-Za-z0-9_.:-]{1,200}")
+_MAX_SESSIONS: Final = 10_000
 
 
 async def serve_stdio(agent: MapAgent, chat_id: str | None = None) -> str:
@@ -48,14 +53,13 @@ def http_app(
         agent: Runs the tools and holds the chats.
         token: When set, every request needs ``Authorization: Bearer <token>``.
         allowed_hosts: Host names it answers to (DNS rebinding); None for any.
-        chat_id: The chat every session works in; by default a session names one with
-            the ``geomint-chat`` header or gets its own.
+        chat_id: The chat every client works in; by default a client names one with the
+            ``geomint-chat`` header, or a handshake-era session gets its own.
     """
     if token is not None and not token:
         raise UsageError("the access token is empty; pass None for no token")
-    sessions: dict[str, str] = {}
+    sessions: OrderedDict[str, str] = OrderedDict()
     fixed = _chat_id(chat_id) if chat_id else None
-    shared = new_chat_id()
 
     def chat_for(ctx: ServerRequestContext[Any, Any]) -> str:
         if fixed is not None:
@@ -65,9 +69,20 @@ def http_app(
         if named:
             return _chat_id(named)
         session = headers.get("mcp-session-id") if headers is not None else None
-        if not session:
-            return shared
-        return sessions.setdefault(session, new_chat_id())
+        # A handshake-era session's id is the SDK's own (it refuses ids it did not issue);
+        # the 2026-07-28 era has no sessions, so a client names its chat.
+        if session and ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            chat = sessions.pop(session, None) or new_chat_id()
+            sessions[session] = chat
+            while len(sessions) > _MAX_SESSIONS:
+                sessions.popitem(last=False)
+            return chat
+        raise MCPError(
+            INVALID_PARAMS,
+            f"name the chat this client works in with the {CHAT_HEADER} header (this "
+            "protocol has no sessions to give each client its own chat), or start the "
+            "server with --chat",
+        )
 
     server = build_server(agent, chat_for)
     app = server.streamable_http_app(
@@ -80,7 +95,7 @@ def http_app(
     if allowed_hosts is not None:
         app.add_middleware(AllowedHosts, hosts=tuple(allowed_hosts))
     if token is not None:
-        app.add_middleware(RequireToken, token=token, prefix="/")
+        app.add_middleware(RequireToken, token=token, prefix="/", cookie=False)
     return app
 
 

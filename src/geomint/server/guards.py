@@ -39,14 +39,17 @@ _SAFE_METHODS: Final = frozenset({"GET", "HEAD", "OPTIONS"})
 
 class RequireToken:
     """Refuse a call under ``prefix`` (``/api/``) without the access token (compared in
-    constant time)."""
+    constant time), as the bearer header or, where ``cookie``, the page's cookie."""
 
-    def __init__(self, app: ASGIApp, *, token: str, prefix: str = "/api/") -> None:
+    def __init__(
+        self, app: ASGIApp, *, token: str, prefix: str = "/api/", cookie: bool = True
+    ) -> None:
         if not token:
             raise ValueError("an access token must not be empty: pass None for no token")
         self.app = app
         self.token = token.encode()
         self.prefix = prefix
+        self.cookie = cookie  # the page's cookie; an MCP client sends the header
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] in ("http", "websocket"):
@@ -54,7 +57,8 @@ class RequireToken:
             if _route_path(scope).startswith(self.prefix):
                 header = request.headers.get("authorization", "")
                 given = header[len("Bearer ") :] if header.startswith("Bearer ") else ""
-                given = given or request.cookies.get(TOKEN_COOKIE, "")
+                if self.cookie:
+                    given = given or request.cookies.get(TOKEN_COOKIE, "")
                 if not hmac.compare_digest(given.encode(), self.token):
                     refusal = JSONResponse({"error": "a valid access token is required"}, 401)
                     await refusal(scope, receive, send)

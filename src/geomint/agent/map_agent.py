@@ -46,6 +46,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_ai.messages import TextPart as ModelText
 from pydantic_ai.models import Model
+from pydantic_ai.usage import RunUsage
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
 from geomint.agent._surface import USE_TOOLS, ShowSurface, ToolSurface
@@ -58,7 +59,15 @@ from geomint.agent._toolset import (
 )
 from geomint.agent.classifier import Classification, classify
 from geomint.errors import UsageError
-from geomint.models import ModelSpec, TurnBudget, describe_model, resolve_model
+from geomint.models import (
+    ARGUMENT_RETRIES,
+    ModelSpec,
+    TurnBudget,
+    describe_model,
+    model_failure,
+    refusal_message,
+    resolve_model,
+)
 from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
@@ -131,6 +140,9 @@ class RunResult:
         steps: Model steps used (parallel tool calls share one).
         stopped: True when the run ended before the model answered.
         parts: Every part streamed, in order (:mod:`geomint.ui.parts`).
+        requests: Requests to the chat's model that it answered (classifier and loop).
+        input_tokens: Tokens they sent, as the model server reported them.
+        output_tokens: Tokens of its answers, as it reported them.
     """
 
     chat_id: str
@@ -149,6 +161,9 @@ class RunResult:
     cited: int = 0
     matched: int = 0
     unminted: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def add(self, part: Part) -> None:
         """Fold one streamed part into the result."""
@@ -179,6 +194,9 @@ class RunResult:
                 self.stopped = part.stopped
                 self.cited, self.matched = part.cited or 0, part.matched or 0
                 self.unminted = part.unminted or 0
+                self.requests = part.requests or 0
+                self.input_tokens = part.input_tokens or 0
+                self.output_tokens = part.output_tokens or 0
                 if part.error:
                     self.errors.append(part.error)
 
@@ -206,6 +224,12 @@ class _RunStream:
         self._quoted: set[float] = set()
         self._stated: set[float] = set()
         self.cited = self.matched = self.unminted = 0
+        #: What the turn's requests to the chat's model cost: the classifier's run and the
+        #: tool loop's count into their own (pydantic-ai fills each in place, also when the
+        #: run fails), so the loop's step limit counts its own steps only.
+        self.classifier_usage = RunUsage()
+        self.loop_usage = RunUsage()
+        self.model_name: str | None = None
 
     @property
     def workspace(self) -> Workspace:
@@ -269,6 +293,7 @@ class _RunStream:
     def end(self, *, steps: int, stopped: bool, error: str | None) -> None:
         self.flush_text()
         try:
+            usage = self.classifier_usage + self.loop_usage
             ended = RunEnded(
                 steps=steps,
                 stopped=stopped,
@@ -276,6 +301,10 @@ class _RunStream:
                 cited=self.cited,
                 matched=self.matched,
                 unminted=self.unminted,
+                requests=usage.requests,
+                input_tokens=usage.input_tokens,
+                output_tokens=usage.output_tokens,
+                model=self.model_name,
             )
             self.append([ended])
         except Exception:
@@ -459,6 +488,7 @@ class MapAgent:
     ) -> AsyncIterator[Part]:
         history = self._history(chat_id)
         run = _RunStream(self.chats, chat_id, run_id, self.chats.open(chat_id))
+        run.model_name = self.model.model_name
         yield RunStartedPart(chat_id=chat_id, run_id=run_id)
         question: dict[str, JsonValue] = {"kind": "text", "text": prompt}
         run.append([MessageAdded(message_id=f"{run_id}-q", role="user", parts=(question,))])
@@ -469,7 +499,9 @@ class MapAgent:
                 if part is not None:
                     yield part
             if self.classifier:
-                classification = await classify(self.model, self.registry, history, prompt)
+                classification = await classify(
+                    self.model, self.registry, history, prompt, usage=run.classifier_usage
+                )
                 chosen = classification.as_dict()
                 yield ClassifiedPart.model_validate(chosen)
                 if self.on_classify is not None:
@@ -505,6 +537,9 @@ class MapAgent:
             # it activated (a tool the classifier left out stays within reach).
             tools=build_tools(surface.all_entries(), turn, scopes),
             capabilities=[ShowSurface(surface)],
+            # A call whose arguments cannot be read (not JSON) is sent back to the model
+            # with the parse error; this many in a row, and the turn ends saying so.
+            retries={"tools": ARGUMENT_RETRIES},
             name="geomint",
         )
         task = asyncio.create_task(self._drive(agent, prompt, history, run))
@@ -550,6 +585,7 @@ class MapAgent:
                 message_history=_model_messages(history),
                 usage_limits=UsageLimits(request_limit=self.max_steps),
                 event_stream_handler=run.handle,
+                usage=run.loop_usage,
             )
         except UsageLimitExceeded:
             return (
@@ -560,10 +596,18 @@ class MapAgent:
             )
         except Exception as exc:
             _log.exception("the run failed")
-            return 0, True, f"the model failed: {type(exc).__name__}: {exc}"[:1000]
+            return run.loop_usage.requests, True, model_failure(exc)
         final = result.output
         if isinstance(final, str) and final and not run.answer:
             run.delta(final)
+        response = result.response
+        if response.finish_reason == "content_filter":
+            # A refusal after some text (Anthropic may begin an answer, then refuse): the
+            # text is kept, and the turn says that it was refused rather than answered.
+            details = response.provider_details or {}
+            refusal = details.get("refusal")
+            said = refusal if isinstance(refusal, str) else None
+            return result.usage.requests, True, refusal_message(said)
         return result.usage.requests, False, None
 
     async def upload(

@@ -32,6 +32,7 @@ pytestmark = pytest.mark.anyio
 
 CAFES = {"category": "cafe", "where": {"queries": [{"query": "Esplanadinpuisto"}]}}
 RESTAURANTS = {"category": "restaurant", "where": {"queries": [{"query": "Esplanadinpuisto"}]}}
+WRITTEN = '{"category": "cafe", "where": {"queries": [{"qu'
 PICK = StubReply.call("final_result", {"tools": ["discover_places"], "scopes": {}})
 
 
@@ -276,7 +277,7 @@ async def test_malformed_tool_arguments_go_back_to_the_model_which_writes_them_a
 ) -> None:
     stub.script(
         PICK,
-        StubReply.call("discover_places", '{"category": "cafe", "where": {"queries": [{"qu'),
+        StubReply.call("discover_places", WRITTEN),
         StubReply.call("discover_places", CAFES),
         StubReply.say("Found one café."),
     )
@@ -286,11 +287,22 @@ async def test_malformed_tool_arguments_go_back_to_the_model_which_writes_them_a
     assert result.errors == [], result.errors
     assert result.text == "Found one café."
     # The unreadable call never ran; the model read why and called again.
-    assert [(c["name"], c["ok"]) for c in result.tool_calls] == [("discover_places", True)]
     _, _, retry, _ = stub.received
     ((call_id, told),) = wire.tool_results(retry.body)[:1]
     assert call_id == wire.tool_call_ids(retry.body)[0]
     assert "json_invalid" in told and "Invalid JSON: EOF while parsing" in told
+    # The person sees it as a failed call, with the text as the model wrote it.
+    (unread, ran) = result.tool_calls
+    assert (unread["name"], unread["ok"], ran["ok"]) == ("discover_places", False, True)
+    assert unread["call_id"] == call_id
+    assert unread["args"] == {"as_written": WRITTEN}
+    assert unread["result"]["error"].startswith(
+        "the arguments could not be read (Invalid JSON: EOF while parsing a string"
+    )
+    assert unread["result"]["error"].endswith("the model was asked to write the call again")
+    assert list(agent.chats.open("json").entries) == ["places-1"]  # the second call's
+    calls = [p for p in _read_back(agent, result) if isinstance(p, ToolCallPart)]
+    assert [p.call_id for p in calls] == [call_id, ran["call_id"]]
 
 
 async def test_arguments_that_stay_malformed_end_the_turn_with_a_clear_error(
@@ -309,7 +321,12 @@ async def test_arguments_that_stay_malformed_end_the_turn_with_a_clear_error(
     )
     assert "EOF while parsing" in error or "json" in error.lower()
     assert error.endswith("use a model that handles tool calls (docs/models.md).")
-    assert result.tool_calls == []
+    # Each attempt is in the log as a failed call; none reached the tool.
+    assert [c["ok"] for c in result.tool_calls] == [False] * (ARGUMENT_RETRIES + 1)
+    *sent_back, last = [c["result"]["error"] for c in result.tool_calls]
+    assert all(e.startswith("the arguments could not be read (") for e in sent_back)
+    assert last == "not run: the turn ended before it could be"
+    assert agent.chats.open("broken").entries == {}
     assert result.requests == ARGUMENT_RETRIES + 2
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import logging
 import secrets
 from collections.abc import (
@@ -31,6 +32,8 @@ from pydantic import JsonValue
 from pydantic_ai import (
     Agent,
     AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
     PartDeltaEvent,
     PartStartEvent,
     RunContext,
@@ -42,6 +45,7 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPartDelta,
+    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.messages import TextPart as ModelText
@@ -74,7 +78,14 @@ from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
 from geomint.sources import SourceRegistry, Sources
 from geomint.sources.dense import shared_minilm
 from geomint.sources.replay import demo_connectors
-from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
+from geomint.state import (
+    EventBody,
+    MessageAdded,
+    RunEnded,
+    ToolCalled,
+    ToolFailed,
+    Workspace,
+)
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
     DEFAULT_TOOLS,
@@ -230,6 +241,12 @@ class _RunStream:
         self.classifier_usage = RunUsage()
         self.loop_usage = RunUsage()
         self.model_name: str | None = None
+        #: Calls the model wrote that have no result yet, by id, with the tool's name and
+        #: the arguments as written; and the ids of calls the log holds.
+        self._written: dict[str, tuple[str, str | dict[str, Any] | None]] = {}
+        self._logged: set[str] = set()
+        #: The names of the turn's tools (set once the toolset is built).
+        self.tools: frozenset[str] = frozenset()
 
     @property
     def workspace(self) -> Workspace:
@@ -250,6 +267,8 @@ class _RunStream:
                     self._quoted |= numbers_in(part.text)
                 case ToolCallPart():
                     self._quoted |= numbers_in(part.args)
+                    if part.call_id is not None:
+                        self._logged.add(part.call_id)
                 case ToolResultPart():
                     self._stated |= numbers_in(part.result)
             self.send(part)
@@ -292,6 +311,11 @@ class _RunStream:
 
     def end(self, *, steps: int, stopped: bool, error: str | None) -> None:
         self.flush_text()
+        # A call the model wrote that the run ended on before any tool ran (the unreadable
+        # call past ARGUMENT_RETRIES, or a stop) is kept too, so the log shows every call.
+        for call_id, (tool, written) in list(self._written.items()):
+            self._keep_unrun(call_id, tool, written, "not run: the turn ended before it could be")
+        self._written.clear()
         try:
             usage = self.classifier_usage + self.loop_usage
             ended = RunEnded(
@@ -311,12 +335,61 @@ class _RunStream:
             _log.exception("could not keep how the run ended")
 
     async def handle(self, _: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
-        """pydantic-ai's event stream handler: the answer's text, as the model writes it."""
+        """pydantic-ai's event stream handler: the answer's text, as the model writes it,
+        and the calls that never reached a tool."""
         async for event in events:
             if isinstance(event, PartStartEvent) and isinstance(event.part, ModelText):
                 self.delta(event.part.content)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                 self.delta(event.delta.content_delta)
+            elif isinstance(event, FunctionToolCallEvent):
+                call = event.part
+                self._written[call.tool_call_id] = (call.tool_name, call.args)
+            elif isinstance(event, FunctionToolResultEvent):
+                part = event.part
+                if isinstance(part, ToolReturnPart) and part.outcome == "retried":
+                    self.unrun(part)
+                self._written.pop(part.tool_call_id, None)
+
+    def unrun(self, told: ToolReturnPart) -> None:
+        """Keep a call of one of the turn's tools that pydantic-ai sent back before the
+        tool ran, because its arguments could not be read (not JSON). geomint's tools never
+        ask for a retry, so every retried result of a known tool is one of these. The
+        person sees it as a failed call, with what the model was told; the model may write
+        it again (``ARGUMENT_RETRIES`` times in a row). A call naming no tool is answered
+        by pydantic-ai and not kept: its name could be anything the model wrote."""
+        call_id = told.tool_call_id
+        _, written = self._written.pop(call_id, (told.tool_name, None))
+        problems = told.content if isinstance(told.content, list) else []
+        said = "; ".join(str(p.get("msg", "")) for p in problems if isinstance(p, dict))
+        error = (
+            f"the arguments could not be read ({said or 'not a JSON object'}); "
+            "the model was asked to write the call again"
+        )
+        self._keep_unrun(call_id, told.tool_name, written, error)
+
+    def _keep_unrun(
+        self, call_id: str, tool: str, written: str | dict[str, Any] | None, error: str
+    ) -> None:
+        if call_id in self._logged or tool not in self.tools:
+            return
+        self.flush_text()
+        arguments = plain_json(_readable(written))
+        try:
+            self.append(
+                [
+                    ToolCalled(call_id=call_id, tool=tool, arguments=arguments),
+                    ToolFailed(
+                        call_id=call_id,
+                        tool=tool,
+                        error=error[:2_000],
+                        arguments=arguments,
+                        result=plain_json({"error": error}),
+                    ),
+                ]
+            )
+        except Exception:
+            _log.exception("could not keep a call that reached no tool")
 
 
 class MapAgent:
@@ -518,6 +591,7 @@ class MapAgent:
             chat_id, run_id, on_append=run.on_append, on_progress=run.on_progress
         )
         surface = self._surface(classification)
+        run.tools = frozenset(surface.all_entries())
         turn = TurnTools(
             context=context,
             budget=self.settings.digest_chars,
@@ -735,6 +809,20 @@ class MapAgent:
 
     async def __aexit__(self, *_: object) -> None:
         self.close()
+
+
+def _readable(written: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as the log keeps them: the object when they are one, else the
+    text as the model wrote it (cut), under ``as_written``."""
+    if isinstance(written, dict):
+        return written
+    if not written:
+        return {}
+    try:
+        parsed = json.loads(written)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"as_written": written[:2_000]}
 
 
 def _valid_text(text: str) -> str:

@@ -17,7 +17,9 @@ from typing import Any
 import anyio
 import pytest
 from pydantic_ai.models import Model
+from typer.testing import CliRunner
 
+from geomint._commands.chat import app
 from geomint.agent import MapAgent, RunResult, create_map_agent
 from geomint.models import ARGUMENT_RETRIES, refusal_message, resolve_model
 from geomint.providers import default_providers
@@ -336,3 +338,19 @@ def test_a_run_kept_before_tokens_were_counted_reads_and_writes_as_it_was() -> N
     body = RunEnded.model_validate(kept)
     assert body.requests is None and body.input_tokens is None
     assert json.loads(body.model_dump_json()) == kept
+
+
+def test_the_terminal_shows_the_turns_tokens_under_the_answer(
+    stub: StubLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GEOMINT_MODEL", OPENAI.spec)
+    monkeypatch.setenv("OPENAI_BASE_URL", stub.url + "/v1")
+    stub.script(
+        StubReply.call("final_result", {"tools": [], "scopes": {}}).costing(1_200, 20),
+        StubReply.say("Hello.").costing(1_500, 3),
+    )
+    result = CliRunner().invoke(app, ["--once", "Say hello", "--store", "memory:"])
+
+    assert result.exit_code == 0, result.output
+    assert "Hello." in result.output
+    assert "1 step · 2,723 tokens · resume: geomint chat --chat " in result.output

@@ -253,6 +253,26 @@ async def test_a_500_is_retried_then_reaches_the_person_and_the_chat_keeps_every
     assert result.parts[-1] == ended
 
 
+async def test_a_classifier_the_server_fails_fails_open_and_the_turn_goes_on(
+    stub: StubLLMServer, agent_on: Any, waits: list[float]
+) -> None:
+    stub.script(
+        *[StubReply.fail(503, "Service Unavailable")] * 3,
+        StubReply.say("Every tool was offered.").costing(4_000, 6),
+    )
+    agent = agent_on()
+    result = await agent.run("Cafés in the Esplanade park", chat_id="open")
+
+    assert result.errors == [], result.errors
+    assert result.text == "Every tool was offered."
+    assert result.classification is not None
+    assert str(result.classification["failed"]).startswith("ModelUnavailableError")
+    assert set(result.classification["active"]) == set(agent.registry)
+    assert len(waits) == 2
+    # Only the answered request counts.
+    assert (result.requests, result.input_tokens, result.output_tokens) == (1, 4_000, 6)
+
+
 async def test_a_stream_cut_mid_answer_keeps_what_arrived_and_says_what_broke(
     stub: StubLLMServer, agent_on: Any
 ) -> None:

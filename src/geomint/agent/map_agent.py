@@ -347,17 +347,18 @@ class _RunStream:
                 self._written[call.tool_call_id] = (call.tool_name, call.args)
             elif isinstance(event, FunctionToolResultEvent):
                 part = event.part
-                if isinstance(part, ToolReturnPart) and part.outcome == "retried":
+                retry = part.retry if isinstance(part, ToolReturnPart) else None
+                if retry is not None and retry.cause == "validation_error":
                     self.unrun(part)
                 self._written.pop(part.tool_call_id, None)
 
     def unrun(self, told: ToolReturnPart) -> None:
         """Keep a call of one of the turn's tools that pydantic-ai sent back before the
-        tool ran, because its arguments could not be read (not JSON). geomint's tools never
-        ask for a retry, so every retried result of a known tool is one of these. The
-        person sees it as a failed call, with what the model was told; the model may write
-        it again (``ARGUMENT_RETRIES`` times in a row). A call naming no tool is answered
-        by pydantic-ai and not kept: its name could be anything the model wrote."""
+        tool ran, because its arguments could not be read (not JSON; geomint's own tools
+        check the rest and answer a bad call themselves). The person sees it as a failed
+        call, with what the model was told; the model may write it again
+        (``ARGUMENT_RETRIES`` times in a row). A call naming no tool is answered by
+        pydantic-ai and not kept: its name could be anything the model wrote."""
         call_id = told.tool_call_id
         _, written = self._written.pop(call_id, (told.tool_name, None))
         problems = told.content if isinstance(told.content, list) else []

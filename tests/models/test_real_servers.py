@@ -21,6 +21,7 @@ from typer.testing import CliRunner
 
 from geomint._commands.chat import app
 from geomint.agent import MapAgent, RunResult, create_map_agent
+from geomint.agent.demo import seed_demo_chat
 from geomint.models import ARGUMENT_RETRIES, refusal_message, resolve_model
 from geomint.providers import default_providers
 from geomint.state import MessageAdded, RunEnded
@@ -374,3 +375,16 @@ def test_the_terminal_shows_the_turns_tokens_under_the_answer(
     assert result.exit_code == 0, result.output
     assert "Hello." in result.output
     assert "1 step · 2,723 tokens · resume: geomint chat --chat " in result.output
+
+
+async def test_the_demo_model_records_its_requests_but_no_tokens() -> None:
+    agent = create_map_agent("demo", store="memory:", code_execution={"mode": "in-process"})
+    try:
+        chat = await seed_demo_chat(agent, "demo")
+        result = await agent.run("What can you do?", chat_id=chat)
+        ended = _ended(agent, result)
+    finally:
+        agent.close()
+    assert ended.requests == 3 and ended.model == "geomint-demo"
+    assert ended.input_tokens is None and ended.output_tokens is None
+    assert "tokens" not in ended.model_dump_json(exclude_none=False)

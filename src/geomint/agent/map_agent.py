@@ -241,6 +241,9 @@ class _RunStream:
         self.classifier_usage = RunUsage()
         self.loop_usage = RunUsage()
         self.model_name: str | None = None
+        #: False for the demo model: it spends no tokens, and the counts pydantic-ai
+        #: estimates for a scripted model would read as a cost.
+        self.counts_tokens = True
         #: Calls the model wrote that have no result yet, by id, with the tool's name and
         #: the arguments as written; and the ids of calls the log holds.
         self._written: dict[str, tuple[str, str | dict[str, Any] | None]] = {}
@@ -326,8 +329,8 @@ class _RunStream:
                 matched=self.matched,
                 unminted=self.unminted,
                 requests=usage.requests,
-                input_tokens=usage.input_tokens,
-                output_tokens=usage.output_tokens,
+                input_tokens=usage.input_tokens if self.counts_tokens else None,
+                output_tokens=usage.output_tokens if self.counts_tokens else None,
                 model=self.model_name,
             )
             self.append([ended])
@@ -563,6 +566,7 @@ class MapAgent:
         history = self._history(chat_id)
         run = _RunStream(self.chats, chat_id, run_id, self.chats.open(chat_id))
         run.model_name = self.model.model_name
+        run.counts_tokens = not describe_model(self.model)["demo"]
         yield RunStartedPart(chat_id=chat_id, run_id=run_id)
         question: dict[str, JsonValue] = {"kind": "text", "text": prompt}
         run.append([MessageAdded(message_id=f"{run_id}-q", role="user", parts=(question,))])

@@ -488,8 +488,9 @@ class RunEnded(_Body):
         requests: Requests the turn made to the chat's model that it answered (the
             classifier's and the tool loop's; retries of a failed request not counted).
         input_tokens: Tokens those requests sent, as the model server reported them.
-        output_tokens: Tokens its answers held, as it reported them. Second model calls
-            (map code, discovery's shortlist) are counted on their own events.
+        output_tokens: Tokens its answers held, as it reported them (both None for the
+            demo model, which spends none). Second model calls (map code, discovery's
+            shortlist) are counted on their own events.
         model: The chat model's name.
     """
 

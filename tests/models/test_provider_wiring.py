@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import pytest
 from pydantic import BaseModel
 from pydantic_ai import (
@@ -27,6 +28,7 @@ from pydantic_ai import (
 )
 from pydantic_ai.exceptions import (
     ModelAPIError,
+    ModelConnectionError,
     ModelHTTPError,
     ModelRateLimitError,
     ModelServerError,
@@ -35,7 +37,7 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.models import Model
 from pydantic_ai.settings import ModelSettings
 
-from geomint.models import resolve_model
+from geomint.models import model_failure, resolve_model
 from geomint.testing import StubLLMServer, StubReply, StubRequest
 
 pytestmark = pytest.mark.anyio
@@ -329,3 +331,30 @@ async def test_the_real_endpoint_is_unreachable_from_these_tests(
         with pytest.raises(ModelAPIError):
             await Agent(model, name="wiring").run("ping")
     assert refused == ["api.openai.com"]
+
+
+async def test_a_cut_body_is_asked_for_again_but_a_cut_stream_is_not(
+    wire: Wire, stub: StubLLMServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A JSON body cut short is a failed request, which the SDK sends again; a stream
+    cut after it began is the caller's to handle (pydantic-ai raises ModelConnectionError)."""
+    monkeypatch.setattr(anyio, "sleep", _no_wait)
+    stub.script(StubReply.say("lost").truncated(), StubReply.say("Whole."))
+    model = resolve_model(wire.spec, base_url=stub.url + wire.root, api_key=KEY)
+    agent = Agent(model, name="wiring")
+    async with model:
+        result = await agent.run("ping", model_settings=NOT_STREAMED)
+        assert result.output == "Whole."
+        assert len(stub.received) == 2
+
+        stub.script(StubReply.say("Half ", "of it").truncated())
+        with pytest.raises(ModelConnectionError) as caught:
+            async with agent.run_stream("ping") as stream:
+                await stream.get_output()
+    # The SDK's own words are often just "Connection error."; geomint names the cause.
+    assert "incomplete chunked read" in model_failure(caught.value)
+    assert len(stub.received) == 3
+
+
+async def _no_wait(delay: float, *args: Any, **kwargs: Any) -> None:
+    """``anyio.sleep`` for the SDKs' retries: no wait."""

@@ -17,6 +17,7 @@ from geomint.models import describe_model, resolve_model
 
 def test_public_surface() -> None:
     assert sorted(geomint.models.__all__) == [
+        "ARGUMENT_RETRIES",
         "CODEGEN_MARKER",
         "DISCOVERY_MARKER",
         "MODEL_ENV",
@@ -25,6 +26,8 @@ def test_public_surface() -> None:
         "TurnBudget",
         "Usage",
         "describe_model",
+        "model_failure",
+        "refusal_message",
         "resolve_model",
         "second_call",
     ]

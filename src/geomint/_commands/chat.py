@@ -411,7 +411,9 @@ class _TurnView:
         where = (
             f"resume: geomint chat --chat {self.chat_id}" if self.once else f"chat {self.chat_id}"
         )
-        footer = f"{steps} step{'s' if steps != 1 else ''}{stopped} · {where}"
+        tokens = (part.input_tokens or 0) + (part.output_tokens or 0)
+        cost = f" · {tokens:,} tokens" if tokens else ""
+        footer = f"{steps} step{'s' if steps != 1 else ''}{stopped}{cost} · {where}"
         self.console.print(Text(footer, style="dim"), justify="right")
 
     def _print(self, block: RenderableType | None) -> None:

@@ -20,6 +20,7 @@ from typing import Any, Final
 from pydantic import BaseModel, Field, ValidationError, create_model
 from pydantic_ai import Agent, ModelRetry, RunContext
 from pydantic_ai.models import Model
+from pydantic_ai.usage import RunUsage
 
 from geomint.tools import ToolEntry
 
@@ -119,6 +120,8 @@ async def classify(
     registry: Mapping[str, ToolEntry[Any]],
     history: Sequence[tuple[str, str]],
     prompt: str,
+    *,
+    usage: RunUsage | None = None,
 ) -> Classification:
     """Pick this turn's tools and scopes; fail open on any error.
 
@@ -127,6 +130,7 @@ async def classify(
         registry: The agent's tools.
         history: Earlier ``(role, text)`` messages, oldest first.
         prompt: The newest user message.
+        usage: Counts the classifier's requests and tokens in place, also when it fails.
     """
     names = list(registry)
     instructions = classifier_prompt(registry)
@@ -175,7 +179,7 @@ async def classify(
         return pick
 
     try:
-        result = await agent.run(user)
+        result = await agent.run(user, usage=usage)
     except Exception as exc:
         _log.warning("the classifier failed; every tool is active this turn: %s", exc)
         return Classification(

@@ -33,6 +33,8 @@ from pydantic import JsonValue
 from pydantic_ai import (
     Agent,
     AgentStreamEvent,
+    FunctionToolCallEvent,
+    FunctionToolResultEvent,
     PartDeltaEvent,
     PartStartEvent,
     RunContext,
@@ -44,10 +46,12 @@ from pydantic_ai.messages import (
     ModelRequest,
     ModelResponse,
     TextPartDelta,
+    ToolReturnPart,
     UserPromptPart,
 )
 from pydantic_ai.messages import TextPart as ModelText
 from pydantic_ai.models import Model
+from pydantic_ai.usage import RunUsage
 
 from geomint.agent._prompt import INSTRUCTIONS, state_note
 from geomint.agent._surface import USE_TOOLS, ShowSurface, ToolSurface
@@ -61,7 +65,15 @@ from geomint.agent._toolset import (
 )
 from geomint.agent.classifier import Classification, classify
 from geomint.errors import UsageError
-from geomint.models import ModelSpec, TurnBudget, describe_model, resolve_model
+from geomint.models import (
+    ARGUMENT_RETRIES,
+    ModelSpec,
+    TurnBudget,
+    describe_model,
+    model_failure,
+    refusal_message,
+    resolve_model,
+)
 from geomint.provenance.citations import check_text, numbers_in
 from geomint.providers import Providers, bundled, default_providers
 from geomint.sandbox import RASTER_MEDIA_TYPE, Sandbox
@@ -69,7 +81,14 @@ from geomint.sources import SourceRegistry, Sources
 from geomint.sources.dense import shared_minilm
 from geomint.sources.replay import demo_connectors
 from geomint.sources.service import LIVE_ENV
-from geomint.state import EventBody, MessageAdded, RunEnded, Workspace
+from geomint.state import (
+    EventBody,
+    MessageAdded,
+    RunEnded,
+    ToolCalled,
+    ToolFailed,
+    Workspace,
+)
 from geomint.store import Appended, Chats, NoSuchChatError, open_store
 from geomint.tools import (
     DEFAULT_TOOLS,
@@ -135,6 +154,9 @@ class RunResult:
         steps: Model steps used (parallel tool calls share one).
         stopped: True when the run ended before the model answered.
         parts: Every part streamed, in order (:mod:`geomint.ui.parts`).
+        requests: Requests to the chat's model that it answered (classifier and loop).
+        input_tokens: Tokens they sent, as the model server reported them.
+        output_tokens: Tokens of its answers, as it reported them.
     """
 
     chat_id: str
@@ -153,6 +175,9 @@ class RunResult:
     cited: int = 0
     matched: int = 0
     unminted: int = 0
+    requests: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
 
     def add(self, part: Part) -> None:
         """Fold one streamed part into the result."""
@@ -183,6 +208,9 @@ class RunResult:
                 self.stopped = part.stopped
                 self.cited, self.matched = part.cited or 0, part.matched or 0
                 self.unminted = part.unminted or 0
+                self.requests = part.requests or 0
+                self.input_tokens = part.input_tokens or 0
+                self.output_tokens = part.output_tokens or 0
                 if part.error:
                     self.errors.append(part.error)
 
@@ -210,6 +238,21 @@ class _RunStream:
         self._quoted: set[float] = set()
         self._stated: set[float] = set()
         self.cited = self.matched = self.unminted = 0
+        #: What the turn's requests to the chat's model cost: the classifier's run and the
+        #: tool loop's count into their own (pydantic-ai fills each in place, also when the
+        #: run fails), so the loop's step limit counts its own steps only.
+        self.classifier_usage = RunUsage()
+        self.loop_usage = RunUsage()
+        self.model_name: str | None = None
+        #: False for the demo model: it spends no tokens, and the counts pydantic-ai
+        #: estimates for a scripted model would read as a cost.
+        self.counts_tokens = True
+        #: Calls the model wrote that have no result yet, by id, with the tool's name and
+        #: the arguments as written; and the ids of calls the log holds.
+        self._written: dict[str, tuple[str, str | dict[str, Any] | None]] = {}
+        self._logged: set[str] = set()
+        #: The names of the turn's tools (set once the toolset is built).
+        self.tools: frozenset[str] = frozenset()
 
     @property
     def workspace(self) -> Workspace:
@@ -230,6 +273,8 @@ class _RunStream:
                     self._quoted |= numbers_in(part.text)
                 case ToolCallPart():
                     self._quoted |= numbers_in(part.args)
+                    if part.call_id is not None:
+                        self._logged.add(part.call_id)
                 case ToolResultPart():
                     self._stated |= numbers_in(part.result)
             self.send(part)
@@ -272,7 +317,13 @@ class _RunStream:
 
     def end(self, *, steps: int, stopped: bool, error: str | None) -> None:
         self.flush_text()
+        # A call the model wrote that the run ended on before any tool ran (the unreadable
+        # call past ARGUMENT_RETRIES, or a stop) is kept too, so the log shows every call.
+        for call_id, (tool, written) in list(self._written.items()):
+            self._keep_unrun(call_id, tool, written, "not run: the turn ended before it could be")
+        self._written.clear()
         try:
+            usage = self.classifier_usage + self.loop_usage
             ended = RunEnded(
                 steps=steps,
                 stopped=stopped,
@@ -280,18 +331,72 @@ class _RunStream:
                 cited=self.cited,
                 matched=self.matched,
                 unminted=self.unminted,
+                requests=usage.requests,
+                input_tokens=usage.input_tokens if self.counts_tokens else None,
+                output_tokens=usage.output_tokens if self.counts_tokens else None,
+                model=self.model_name,
             )
             self.append([ended])
         except Exception:
             _log.exception("could not keep how the run ended")
 
     async def handle(self, _: RunContext[Any], events: AsyncIterable[AgentStreamEvent]) -> None:
-        """pydantic-ai's event stream handler: the answer's text, as the model writes it."""
+        """pydantic-ai's event stream handler: the answer's text, as the model writes it,
+        and the calls that never reached a tool."""
         async for event in events:
             if isinstance(event, PartStartEvent) and isinstance(event.part, ModelText):
                 self.delta(event.part.content)
             elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
                 self.delta(event.delta.content_delta)
+            elif isinstance(event, FunctionToolCallEvent):
+                call = event.part
+                self._written[call.tool_call_id] = (call.tool_name, call.args)
+            elif isinstance(event, FunctionToolResultEvent):
+                part = event.part
+                retry = part.retry if isinstance(part, ToolReturnPart) else None
+                if retry is not None and retry.cause == "validation_error":
+                    self.unrun(part)
+                self._written.pop(part.tool_call_id, None)
+
+    def unrun(self, told: ToolReturnPart) -> None:
+        """Keep a call of one of the turn's tools that pydantic-ai sent back before the
+        tool ran, because its arguments could not be read (not JSON; geomint's own tools
+        check the rest and answer a bad call themselves). The person sees it as a failed
+        call, with what the model was told; the model may write it again
+        (``ARGUMENT_RETRIES`` times in a row). A call naming no tool is answered by
+        pydantic-ai and not kept: its name could be anything the model wrote."""
+        call_id = told.tool_call_id
+        _, written = self._written.pop(call_id, (told.tool_name, None))
+        problems = told.content if isinstance(told.content, list) else []
+        said = "; ".join(str(p.get("msg", "")) for p in problems if isinstance(p, dict))
+        error = (
+            f"the arguments could not be read ({said or 'not a JSON object'}); "
+            "the model was asked to write the call again"
+        )
+        self._keep_unrun(call_id, told.tool_name, written, error)
+
+    def _keep_unrun(
+        self, call_id: str, tool: str, written: str | dict[str, Any] | None, error: str
+    ) -> None:
+        if call_id in self._logged or tool not in self.tools:
+            return
+        self.flush_text()
+        arguments = plain_json(_readable(written))
+        try:
+            self.append(
+                [
+                    ToolCalled(call_id=call_id, tool=tool, arguments=arguments),
+                    ToolFailed(
+                        call_id=call_id,
+                        tool=tool,
+                        error=error[:2_000],
+                        arguments=arguments,
+                        result=plain_json({"error": error}),
+                    ),
+                ]
+            )
+        except Exception:
+            _log.exception("could not keep a call that reached no tool")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -482,6 +587,8 @@ class MapAgent:
     ) -> AsyncIterator[Part]:
         history = self._history(chat_id)
         run = _RunStream(self.chats, chat_id, run_id, self.chats.open(chat_id))
+        run.model_name = self.model.model_name
+        run.counts_tokens = not describe_model(self.model)["demo"]
         yield RunStartedPart(chat_id=chat_id, run_id=run_id)
         question: dict[str, JsonValue] = {"kind": "text", "text": prompt}
         run.append([MessageAdded(message_id=f"{run_id}-q", role="user", parts=(question,))])
@@ -492,7 +599,9 @@ class MapAgent:
                 if part is not None:
                     yield part
             if self.classifier:
-                classification = await classify(self.model, self.registry, history, prompt)
+                classification = await classify(
+                    self.model, self.registry, history, prompt, usage=run.classifier_usage
+                )
                 chosen = classification.as_dict()
                 yield ClassifiedPart.model_validate(chosen)
                 if self.on_classify is not None:
@@ -509,6 +618,7 @@ class MapAgent:
             chat_id, run_id, on_append=run.on_append, on_progress=run.on_progress
         )
         surface = self._surface(classification)
+        run.tools = frozenset(surface.all_entries())
         turn = TurnTools(
             context=context,
             budget=self.settings.digest_chars,
@@ -528,6 +638,9 @@ class MapAgent:
             # it activated (a tool the classifier left out stays within reach).
             tools=build_tools(surface.all_entries(), turn, scopes),
             capabilities=[ShowSurface(surface)],
+            # A call whose arguments cannot be read (not JSON) is sent back to the model
+            # with the parse error; this many in a row, and the turn ends saying so.
+            retries={"tools": ARGUMENT_RETRIES},
             name="geomint",
         )
         task = asyncio.create_task(self._drive(agent, prompt, history, run))
@@ -573,6 +686,7 @@ class MapAgent:
                 message_history=_model_messages(history),
                 usage_limits=UsageLimits(request_limit=self.max_steps),
                 event_stream_handler=run.handle,
+                usage=run.loop_usage,
             )
         except UsageLimitExceeded:
             return (
@@ -583,10 +697,18 @@ class MapAgent:
             )
         except Exception as exc:
             _log.exception("the run failed")
-            return 0, True, f"the model failed: {type(exc).__name__}: {exc}"[:1000]
+            return run.loop_usage.requests, True, model_failure(exc)
         final = result.output
         if isinstance(final, str) and final and not run.answer:
             run.delta(final)
+        response = result.response
+        if response.finish_reason == "content_filter":
+            # A refusal after some text (Anthropic may begin an answer, then refuse): the
+            # text is kept, and the turn says that it was refused rather than answered.
+            details = response.provider_details or {}
+            refusal = details.get("refusal")
+            said = refusal if isinstance(refusal, str) else None
+            return result.usage.requests, True, refusal_message(said)
         return result.usage.requests, False, None
 
     async def upload(
@@ -773,6 +895,20 @@ class MapAgent:
 
     async def __aexit__(self, *_: object) -> None:
         self.close()
+
+
+def _readable(written: str | dict[str, Any] | None) -> dict[str, Any]:
+    """A call's arguments as the log keeps them: the object when they are one, else the
+    text as the model wrote it (cut), under ``as_written``."""
+    if isinstance(written, dict):
+        return written
+    if not written:
+        return {}
+    try:
+        parsed = json.loads(written)
+    except ValueError:
+        parsed = None
+    return parsed if isinstance(parsed, dict) else {"as_written": written[:2_000]}
 
 
 def _valid_text(text: str) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from geomint.models._demo_discovery import DISCOVERY_MARKER
 from geomint.models._demo_mapcode import CODEGEN_MARKER
+from geomint.models._failures import ARGUMENT_RETRIES, model_failure, refusal_message
 from geomint.models._resolve import (
     MODEL_ENV,
     ModelDescription,
@@ -33,6 +34,7 @@ from geomint.models._resolve import (
 from geomint.models._second import TurnBudget, Usage, second_call
 
 __all__ = [
+    "ARGUMENT_RETRIES",
     "CODEGEN_MARKER",
     "DISCOVERY_MARKER",
     "MODEL_ENV",
@@ -41,6 +43,8 @@ __all__ = [
     "TurnBudget",
     "Usage",
     "describe_model",
+    "model_failure",
+    "refusal_message",
     "resolve_model",
     "second_call",
 ]

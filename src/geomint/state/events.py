@@ -485,6 +485,13 @@ class RunEnded(_Body):
         cited: Minted figures the answer cited by id.
         matched: Numbers the model typed that match a minted value as displayed.
         unminted: Numbers the model typed that match none.
+        requests: Requests the turn made to the chat's model that it answered (the
+            classifier's and the tool loop's; retries of a failed request not counted).
+        input_tokens: Tokens those requests sent, as the model server reported them.
+        output_tokens: Tokens its answers held, as it reported them (both None for the
+            demo model, which spends none). Second model calls (map code, discovery's
+            shortlist) are counted on their own events.
+        model: The chat model's name.
     """
 
     type: Literal["run_ended"] = "run_ended"
@@ -496,6 +503,11 @@ class RunEnded(_Body):
     cited: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     matched: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
     unminted: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    #: What the turn's model calls cost (left out for runs kept before it was counted).
+    requests: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    input_tokens: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    output_tokens: int | None = Field(default=None, ge=0, exclude_if=lambda v: v is None)
+    model: str | None = Field(default=None, max_length=200, exclude_if=lambda v: v is None)
 
 
 class ChatRenamed(_Body):

@@ -27,6 +27,13 @@ Example:
     ...     stub.received[0].path, stub.received[0].body["model"]
     'Hello there.'
     ('/v1/chat/completions', 'gpt-4.1')
+
+Beyond text and tool calls, a reply can do what real servers do to a client: several tool
+calls in one response (:meth:`StubReply.calls`), a refusal (:meth:`StubReply.refuse`), an
+HTTP error with a ``Retry-After`` header (:meth:`StubReply.fail`), a connection that breaks
+off mid-answer (:meth:`StubReply.truncated`), tool arguments that are not valid JSON (a
+:class:`StubToolCall` whose ``args`` is a string), and the token counts it reports
+(:meth:`StubReply.costing`).
 """
 
 from __future__ import annotations
@@ -36,7 +43,7 @@ import json
 import threading
 from collections import deque
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 from typing import Any
@@ -44,7 +51,6 @@ from typing import Any
 __all__ = ["StubLLMServer", "StubReply", "StubRequest", "StubToolCall"]
 
 _CREATED = 1_700_000_000
-_OPENAI_USAGE = {"prompt_tokens": 11, "completion_tokens": 7, "total_tokens": 18}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,11 +59,20 @@ class StubToolCall:
 
     Attributes:
         name: The tool's name.
-        args: Its arguments, sent as JSON.
+        args: Its arguments: a dict is sent as JSON; a string is sent exactly as written,
+            so a test can send arguments that are not valid JSON, as a model sometimes
+            writes them. (Anthropic's API parses a call's input before a non-streamed
+            response is sent, so only a streamed reply carries such text from a real
+            server; the stub sends it either way.)
     """
 
     name: str
-    args: dict[str, Any]
+    args: dict[str, Any] | str
+
+    @property
+    def arguments(self) -> str:
+        """The arguments as the wire carries them: JSON text."""
+        return self.args if isinstance(self.args, str) else json.dumps(self.args)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -66,15 +81,29 @@ class StubReply:
 
     Attributes:
         chunks: The text, in the pieces a streamed response delivers it in.
-        tool_calls: The tool calls, after the text.
+        tool_calls: The tool calls, after the text, all in the one response.
+        refusal: The model declines, saying this: OpenAI's ``refusal`` field in place of
+            content, Anthropic's ``stop_reason: "refusal"`` with it as the explanation
+            (after the text pieces, which a refusing Anthropic model may have begun).
+        input_tokens: The prompt tokens the response reports.
+        output_tokens: The completion tokens it reports.
+        cut: The connection closes partway. Streamed: after the text pieces, halfway
+            through the next server-sent event, with no end to the chunked body (no tool
+            call, no finish). Not streamed: halfway through the JSON body.
         status: The HTTP status; anything but 200 is an error response.
         error: The error message sent with a non-200 status.
+        retry_after: Seconds sent in a ``Retry-After`` header with an error.
     """
 
     chunks: tuple[str, ...] = ()
     tool_calls: tuple[StubToolCall, ...] = ()
+    refusal: str = ""
+    input_tokens: int = 11
+    output_tokens: int = 7
+    cut: bool = False
     status: int = 200
     error: str = ""
+    retry_after: float | None = None
 
     @classmethod
     def say(cls, *chunks: str) -> StubReply:
@@ -82,14 +111,34 @@ class StubReply:
         return cls(chunks=chunks)
 
     @classmethod
-    def call(cls, name: str, args: dict[str, Any]) -> StubReply:
-        """Answer with one tool call."""
+    def call(cls, name: str, args: dict[str, Any] | str) -> StubReply:
+        """Answer with one tool call (``args`` as a string is sent verbatim)."""
         return cls(tool_calls=(StubToolCall(name=name, args=args),))
 
     @classmethod
-    def fail(cls, status: int, error: str = "scripted failure") -> StubReply:
-        """Answer with an HTTP error."""
-        return cls(status=status, error=error)
+    def calls(cls, *calls: tuple[str, dict[str, Any] | str]) -> StubReply:
+        """Answer with several tool calls in one response (parallel calls), in order."""
+        return cls(tool_calls=tuple(StubToolCall(name=n, args=a) for n, a in calls))
+
+    @classmethod
+    def refuse(cls, refusal: str, *chunks: str) -> StubReply:
+        """Decline to answer, after the text pieces given (Anthropic only sends those)."""
+        return cls(chunks=chunks, refusal=refusal)
+
+    @classmethod
+    def fail(
+        cls, status: int, error: str = "scripted failure", *, retry_after: float | None = None
+    ) -> StubReply:
+        """Answer with an HTTP error, with a ``Retry-After`` header when given."""
+        return cls(status=status, error=error, retry_after=retry_after)
+
+    def costing(self, input_tokens: int, output_tokens: int) -> StubReply:
+        """This reply, reporting these token counts."""
+        return replace(self, input_tokens=input_tokens, output_tokens=output_tokens)
+
+    def truncated(self) -> StubReply:
+        """This reply, its connection closed partway (see :attr:`cut`)."""
+        return replace(self, cut=True)
 
     @property
     def text(self) -> str:
@@ -196,10 +245,19 @@ class StubLLMServer:
         self.close()
 
 
+class _Cut:
+    """Where a truncated stream stops: the renderers put one after the text pieces."""
+
+
+_CUT = _Cut()
+_Event = tuple[str | None, Any] | _Cut
+
+
 class _Handler(BaseHTTPRequestHandler):
-    # HTTP/1.0: each connection carries one request and is closed after the response,
-    # so no keep-alive socket outlives a test.
-    protocol_version = "HTTP/1.0"
+    # HTTP/1.1, so a streamed body is chunked as real servers send it and a stream that
+    # breaks off is an incomplete body the client notices; every response says
+    # "Connection: close", so no keep-alive socket outlives a test.
+    protocol_version = "HTTP/1.1"
     timeout = 10
     script: _Script
 
@@ -234,30 +292,60 @@ class _Handler(BaseHTTPRequestHandler):
         if reply is None:
             reply = StubReply.fail(500, "the stub's script has no reply left for this request")
         if reply.status != 200:
-            self._json(reply.status, render.error(reply))
+            headers = {}
+            if reply.retry_after is not None:
+                headers["Retry-After"] = f"{reply.retry_after:g}"
+            self._json(reply.status, render.error(reply), headers=headers)
         elif body.get("stream"):
-            self._sse(render.events(reply))
+            self._sse(render.events(reply), cut=reply.cut)
         else:
-            self._json(200, render.message(reply))
+            self._json(200, render.message(reply), cut=reply.cut)
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
+    def _json(
+        self,
+        status: int,
+        payload: dict[str, Any],
+        *,
+        headers: dict[str, str] | None = None,
+        cut: bool = False,
+    ) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.send_header("Connection", "close")
         self.end_headers()
-        self.wfile.write(data)
+        # Cut: the length promised, half of it sent, then the connection closes.
+        self.wfile.write(data[: len(data) // 2] if cut else data)
 
-    def _sse(self, events: Iterator[tuple[str | None, Any]]) -> None:
+    def _sse(self, events: Iterator[_Event], *, cut: bool) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.send_header("Connection", "close")
         self.end_headers()
-        for name, data in events:
+        cutting = False
+        for event in events:
+            if isinstance(event, _Cut):
+                cutting = cut
+                continue
+            name, data = event
             head = f"event: {name}\n" if name else ""
             payload = data if isinstance(data, str) else json.dumps(data)
-            self.wfile.write(f"{head}data: {payload}\n\n".encode())
-            self.wfile.flush()
+            encoded = f"{head}data: {payload}\n\n".encode()
+            if cutting:
+                # Half an event, and no last chunk: the body ends where no body may end.
+                self._chunk(encoded[: len(encoded) // 2])
+                return
+            self._chunk(encoded)
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _chunk(self, data: bytes) -> None:
+        self.wfile.write(f"{len(data):X}\r\n".encode() + data + b"\r\n")
+        self.wfile.flush()
 
 
 def _halves(text: str) -> list[str]:
@@ -282,16 +370,27 @@ class _OpenAI:
         }
 
     def _finish(self, reply: StubReply) -> str:
-        return "tool_calls" if reply.tool_calls else "stop"
+        # A refusal finishes as "stop": the refusal field, not the reason, says so.
+        return "tool_calls" if reply.tool_calls and not reply.refusal else "stop"
+
+    def _usage(self, reply: StubReply) -> dict[str, int]:
+        return {
+            "prompt_tokens": reply.input_tokens,
+            "completion_tokens": reply.output_tokens,
+            "total_tokens": reply.input_tokens + reply.output_tokens,
+        }
 
     def message(self, reply: StubReply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-        if reply.tool_calls:
+        if reply.refusal:
+            # OpenAI sends a refusal instead of content, never beside it.
+            message = {"role": "assistant", "content": None, "refusal": reply.refusal}
+        elif reply.tool_calls:
             message["tool_calls"] = [
                 {
                     "id": f"call_{self.serial}_{i}",
                     "type": "function",
-                    "function": {"name": call.name, "arguments": json.dumps(call.args)},
+                    "function": {"name": call.name, "arguments": call.arguments},
                 }
                 for i, call in enumerate(reply.tool_calls)
             ]
@@ -301,17 +400,26 @@ class _OpenAI:
             "finish_reason": self._finish(reply),
             "logprobs": None,
         }
-        return {**self._base("chat.completion"), "choices": [choice], "usage": _OPENAI_USAGE}
+        return {
+            **self._base("chat.completion"),
+            "choices": [choice],
+            "usage": self._usage(reply),
+        }
 
-    def events(self, reply: StubReply) -> Iterator[tuple[str | None, Any]]:
+    def events(self, reply: StubReply) -> Iterator[_Event]:
         def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
             choice = {"index": 0, "delta": delta, "finish_reason": finish, "logprobs": None}
             return {**self._base("chat.completion.chunk"), "choices": [choice]}
 
         yield None, chunk({"role": "assistant", "content": ""})
-        for piece in reply.chunks:
-            yield None, chunk({"content": piece})
-        for i, call in enumerate(reply.tool_calls):
+        if reply.refusal:
+            for piece in _halves(reply.refusal):
+                yield None, chunk({"refusal": piece})
+        else:
+            for piece in reply.chunks:
+                yield None, chunk({"content": piece})
+        yield _CUT
+        for i, call in enumerate(() if reply.refusal else reply.tool_calls):
             opening = {
                 "index": i,
                 "id": f"call_{self.serial}_{i}",
@@ -319,14 +427,12 @@ class _OpenAI:
                 "function": {"name": call.name, "arguments": ""},
             }
             yield None, chunk({"tool_calls": [opening]})
-            for part in _halves(json.dumps(call.args)):
+            for part in _halves(call.arguments):
                 yield None, chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
         yield None, chunk({}, self._finish(reply))
         if (self.request.get("stream_options") or {}).get("include_usage"):
-            yield (
-                None,
-                {**self._base("chat.completion.chunk"), "choices": [], "usage": _OPENAI_USAGE},
-            )
+            usage = self._usage(reply)
+            yield None, {**self._base("chat.completion.chunk"), "choices": [], "usage": usage}
         yield None, "[DONE]"
 
     def error(self, reply: StubReply) -> dict[str, Any]:
@@ -345,13 +451,15 @@ class _Anthropic:
         blocks: list[dict[str, Any]] = []
         if reply.chunks:
             blocks.append({"type": "text", "text": reply.text})
+        if reply.refusal:
+            return blocks
         blocks.extend(
             {"type": "tool_use", "id": f"toolu_{self.serial}_{i}", "name": c.name, "input": c.args}
             for i, c in enumerate(reply.tool_calls)
         )
         return blocks
 
-    def _head(self, content: list[dict[str, Any]]) -> dict[str, Any]:
+    def _head(self, content: list[dict[str, Any]], reply: StubReply) -> dict[str, Any]:
         return {
             "id": f"msg_{self.serial}",
             "type": "message",
@@ -360,22 +468,28 @@ class _Anthropic:
             "content": content,
             "stop_reason": None,
             "stop_sequence": None,
-            "usage": {"input_tokens": 11, "output_tokens": 1},
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": 1},
         }
 
-    def _stop(self, reply: StubReply) -> str:
-        return "tool_use" if reply.tool_calls else "end_turn"
+    def _stop(self, reply: StubReply) -> dict[str, Any]:
+        """The stop reason and, for a refusal, its details."""
+        if reply.refusal:
+            details = {"type": "refusal", "category": None, "explanation": reply.refusal}
+            return {"stop_reason": "refusal", "stop_sequence": None, "stop_details": details}
+        reason = "tool_use" if reply.tool_calls else "end_turn"
+        return {"stop_reason": reason, "stop_sequence": None}
 
     def message(self, reply: StubReply) -> dict[str, Any]:
-        head = self._head(self._blocks(reply))
         return {
-            **head,
-            "stop_reason": self._stop(reply),
-            "usage": {"input_tokens": 11, "output_tokens": 7},
+            **self._head(self._blocks(reply), reply),
+            **self._stop(reply),
+            "usage": {"input_tokens": reply.input_tokens, "output_tokens": reply.output_tokens},
         }
 
-    def events(self, reply: StubReply) -> Iterator[tuple[str | None, Any]]:
-        yield "message_start", {"type": "message_start", "message": self._head([])}
+    def events(self, reply: StubReply) -> Iterator[_Event]:
+        yield "message_start", {"type": "message_start", "message": self._head([], reply)}
+        if not reply.chunks:
+            yield _CUT
         for index, block in enumerate(self._blocks(reply)):
             start: dict[str, Any]
             if block["type"] == "text":
@@ -383,34 +497,27 @@ class _Anthropic:
                 deltas = [{"type": "text_delta", "text": piece} for piece in reply.chunks]
             else:
                 start = {**block, "input": {}}
-                deltas = [
-                    {"type": "input_json_delta", "partial_json": part}
-                    for part in _halves(json.dumps(block["input"]))
-                ]
+                given = block["input"]
+                text = given if isinstance(given, str) else json.dumps(given)
+                deltas = [{"type": "input_json_delta", "partial_json": p} for p in _halves(text)]
             yield (
                 "content_block_start",
-                {
-                    "type": "content_block_start",
-                    "index": index,
-                    "content_block": start,
-                },
+                {"type": "content_block_start", "index": index, "content_block": start},
             )
             for delta in deltas:
                 yield (
                     "content_block_delta",
-                    {
-                        "type": "content_block_delta",
-                        "index": index,
-                        "delta": delta,
-                    },
+                    {"type": "content_block_delta", "index": index, "delta": delta},
                 )
+            if block["type"] == "text":
+                yield _CUT
             yield "content_block_stop", {"type": "content_block_stop", "index": index}
         yield (
             "message_delta",
             {
                 "type": "message_delta",
-                "delta": {"stop_reason": self._stop(reply), "stop_sequence": None},
-                "usage": {"output_tokens": 7},
+                "delta": self._stop(reply),
+                "usage": {"output_tokens": reply.output_tokens},
             },
         )
         yield "message_stop", {"type": "message_stop"}

@@ -187,7 +187,9 @@ class ToolResultPart(_Durable):
 class RunEndedPart(_Durable):
     """The run ended; ``stopped`` when it did before the model answered. ``cited``,
     ``matched`` and ``unminted`` count the figures the answer cited and the numbers it
-    typed (None for runs kept before answers were checked)."""
+    typed (None for runs kept before answers were checked). ``requests``,
+    ``input_tokens`` and ``output_tokens`` are what the turn's calls to the chat's model
+    cost, ``model`` its name (None for runs kept before they were counted)."""
 
     type: Literal["run_ended"] = "run_ended"
     steps: int | None = None
@@ -196,6 +198,10 @@ class RunEndedPart(_Durable):
     cited: int | None = Field(default=None, exclude_if=lambda v: v is None)
     matched: int | None = Field(default=None, exclude_if=lambda v: v is None)
     unminted: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    requests: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    input_tokens: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    output_tokens: int | None = Field(default=None, exclude_if=lambda v: v is None)
+    model: str | None = Field(default=None, exclude_if=lambda v: v is None)
 
 
 # -- the map -----------------------------------------------------------------------------

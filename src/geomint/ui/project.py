@@ -163,6 +163,10 @@ def parts_of(event: Event, workspace: Workspace, read: BlobReader) -> list[Durab
                     cited=body.cited,
                     matched=body.matched,
                     unminted=body.unminted,
+                    requests=body.requests,
+                    input_tokens=body.input_tokens,
+                    output_tokens=body.output_tokens,
+                    model=body.model,
                 )
             ]
         case EntryWritten():

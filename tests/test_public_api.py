@@ -178,3 +178,15 @@ def test_testing_exports() -> None:
     assert geomint.testing.MemoryStore is geomint.store.MemoryStore
     assert geomint.testing.ScriptedTransport is geomint.http.ScriptedTransport
     assert geomint.testing.scripted_model is geomint.models.demo.scripted_model
+
+
+def test_replay_exports() -> None:
+    import geomint.replay
+
+    assert sorted(geomint.replay.__all__) == sorted([
+        "Bundle", "CellReport", "ExportFormat", "FigureCheck", "InputChangedError", "Replay",
+        "ReplayError", "data_folder", "escape_markdown", "export_chat", "export_zip",
+        "notebook_text", "open_replay", "read_chat", "script_text",
+    ])  # fmt: skip
+    for name in geomint.replay.__all__:
+        assert getattr(geomint.replay, name) is not None

@@ -283,7 +283,11 @@ class Replay:
     def cell(self, line: str, cell: str) -> None:
         """The ``%%replay a1`` cell magic: run the cell's code as analysis ``a1``, print the
         report. The code goes to the sandbox as text; the kernel never runs it."""
-        report = self.run(line.strip(), cell)
+        analysis_id = line.strip()
+        recorded = self.analysis(analysis_id)["code"]
+        # IPython ends a cell's body with a line break the cell does not show.
+        code = recorded if cell.removesuffix("\n") == recorded else cell
+        report = self.run(analysis_id, code)
         print(report.text())
 
     def register_magic(self) -> bool:

@@ -18,7 +18,7 @@ import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Final, NoReturn
+from typing import TYPE_CHECKING, Annotated, Final, Literal, NoReturn
 
 import typer
 from rich.console import Console, RenderableType
@@ -295,7 +295,7 @@ class _Session:
         from geomint.replay import export_chat  # noqa: PLC0415 - nbformat only when asked
 
         output = Path(name or f"geomint-{self.chat_id}.ipynb")
-        format_ = "script" if output.suffix == ".py" else "notebook"
+        format_: Literal["notebook", "script"] = "script" if output.suffix == ".py" else "notebook"
         try:
             folder = export_chat(self._agent.chats, self.chat_id, output, format_)
         except OSError as exc:

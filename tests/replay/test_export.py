@@ -5,6 +5,7 @@ values and refuses to run unconfined."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 
@@ -15,6 +16,7 @@ from markdown_it import MarkdownIt
 from geomint.errors import UsageError
 from geomint.replay import (
     InputChangedError,
+    ReplayError,
     escape_markdown,
     export_chat,
     open_replay,
@@ -130,3 +132,15 @@ def test_a_replay_never_runs_in_process(demo_chat: tuple[Chats, str], tmp_path: 
     folder = export_chat(chats, chat_id, tmp_path / "chat.ipynb", "notebook")
     with pytest.raises(UsageError, match="never runs unconfined"):
         open_replay(folder, mode="in-process")
+
+
+def test_a_manifest_cannot_point_the_replay_outside_its_blobs(
+    demo_chat: tuple[Chats, str], tmp_path: Path
+) -> None:
+    chats, chat_id = demo_chat
+    folder = export_chat(chats, chat_id, tmp_path / "chat.ipynb", "notebook")
+    manifest = json.loads((folder / "chat.json").read_text(encoding="utf-8"))
+    manifest["blobs"]["../../chat.ipynb"] = {"size": 1, "media_type": "application/geo+json"}
+    (folder / "chat.json").write_text(json.dumps(manifest), encoding="utf-8")
+    with pytest.raises(ReplayError, match=r"'\.\./\.\./chat\.ipynb' in chat\.json is not a sha256"):
+        open_replay(folder, magic=False)

@@ -113,7 +113,7 @@ def read_chat(chats: Chats, chat_id: str) -> Bundle:
         "title": workspace.title,
         "analyses": reader.analyses,
         "blobs": {
-            sha: {"file": f"blobs/{sha}", "size": len(data), "media_type": reader.media[sha]}
+            sha: {"size": len(data), "media_type": reader.media[sha]}
             for sha, data in reader.blobs.items()
         },
         "not_by_code": [

@@ -14,6 +14,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,8 @@ __all__ = [
 #: The names every analysis is given for its entries (as ``geomint.tools`` gives them).
 INPUT_NAMES: Final = (*ENTRY_KINDS, *(f"{k}_by_entry" for k in ENTRY_KINDS))
 _MAGIC: Final = "replay"
+_SHA256: Final = re.compile(r"[0-9a-f]{64}")
+ReplayMode = Literal["auto", "isolated", "restricted"]
 
 
 class ReplayError(GeomintError):
@@ -167,7 +170,7 @@ class Replay:
     """
 
     def __init__(
-        self, folder: Path, manifest: dict[str, Any], *, mode: str, timeout_s: float
+        self, folder: Path, manifest: dict[str, Any], *, mode: ReplayMode, timeout_s: float
     ) -> None:
         self.folder = folder
         self.manifest = manifest
@@ -200,7 +203,11 @@ class Replay:
             raise InputChangedError(problems)
 
     def _blob_path(self, sha: str) -> Path:
-        return self.folder / str(self.manifest["blobs"][sha]["file"])
+        # Named by its hash inside blobs/, whatever the manifest says: a manifest cannot
+        # point the replay at a file elsewhere on this machine.
+        if not _SHA256.fullmatch(sha):
+            raise ReplayError(f"{sha!r} in chat.json is not a sha256")
+        return self.folder / "blobs" / sha
 
     # -- running ----------------------------------------------------------------------------
 
@@ -240,7 +247,7 @@ class Replay:
 
     def _started(self) -> Sandbox:
         if self._sandbox is None:
-            self._sandbox = Sandbox(mode=self._mode, timeout_s=self._timeout_s)  # type: ignore[arg-type]
+            self._sandbox = Sandbox(mode=self._mode, timeout_s=self._timeout_s)
         return self._sandbox
 
     def _inputs(self, record: Mapping[str, Any]) -> dict[str, Any]:
@@ -342,7 +349,11 @@ class Replay:
 
 
 def open_replay(
-    folder: str | Path, *, mode: str = "auto", timeout_s: float = 60.0, magic: bool = True
+    folder: str | Path,
+    *,
+    mode: ReplayMode = "auto",
+    timeout_s: float = 60.0,
+    magic: bool = True,
 ) -> Replay:
     """Open an exported chat's folder and check every saved input against its sha256.
 

@@ -184,8 +184,8 @@ def test_replay_exports() -> None:
     import geomint.replay
 
     assert sorted(geomint.replay.__all__) == sorted([
-        "Bundle", "CellReport", "ExportFormat", "FigureCheck", "InputChangedError", "Replay",
-        "ReplayError", "data_folder", "escape_markdown", "export_chat", "export_zip",
+        "Bundle", "CellReport", "ExportFormat", "FigureCheck", "InputChangedError", "LayerCheck",
+        "Replay", "ReplayError", "data_folder", "escape_markdown", "export_chat", "export_zip",
         "notebook_text", "open_replay", "read_chat", "script_text",
     ])  # fmt: skip
     for name in geomint.replay.__all__:

@@ -14,9 +14,17 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from geomint.provenance import Value
+from geomint.provenance import Layer, Value
 from geomint.provenance.citations import check_text
-from geomint.state import AnalysisRecorded, EntryWritten, Event, MessageAdded, ToolCalled
+from geomint.sandbox import RASTER_MEDIA_TYPE
+from geomint.state import (
+    AnalysisRecorded,
+    EntryWritten,
+    Event,
+    LayerMinted,
+    MessageAdded,
+    ToolCalled,
+)
 from geomint.store import Chats, NoSuchChatError
 
 __all__ = [
@@ -137,6 +145,7 @@ class _Reader:
         self.chat_id = chat_id
         self.values = values
         self.versions: dict[tuple[str, int], EntryWritten] = {}
+        self.layers: dict[str, Layer] = {}
         self.runs: list[tuple[AnalysisRecorded, Any]] = []
         self.calling: str | None = None
         self.analyses: dict[str, dict[str, Any]] = {}
@@ -149,6 +158,8 @@ class _Reader:
             self.versions[(body.entry_id, body.version)] = body
         elif isinstance(body, ToolCalled):
             self.calling = body.tool
+        elif isinstance(body, LayerMinted):
+            self.layers[body.layer.id] = body.layer
         elif isinstance(body, MessageAdded) and body.role in ("user", "assistant"):
             return self._message(body)
         elif isinstance(body, AnalysisRecorded):
@@ -170,10 +181,7 @@ class _Reader:
         inputs = []
         for version in body.inputs:
             written = self.versions[(version.entry_id, version.version)]
-            sha = written.blob.sha256
-            if sha not in self.blobs:
-                self.blobs[sha] = self.chats.read_blob(self.chat_id, written.blob)
-                self.media[sha] = written.blob.media_type
+            sha = self._saved(written)
             inputs.append(
                 {
                     "entry_id": version.entry_id,
@@ -193,7 +201,7 @@ class _Reader:
             "inputs": inputs,
             "extra": self._extra(event, body),
             "values": [_value_record(self.values[v]) for v in body.values if v in self.values],
-            "layers": list(body.layers),
+            "layers": [self._layer(i) for i in body.layers if i in self.layers],
             "error": body.error,
             "result": None if body.tool in _CHECKED_TOOLS else result,
         }
@@ -202,6 +210,26 @@ class _Reader:
         named = f" {body.name!r}" if body.name else ""
         heading = f"{body.analysis_id}: {body.tool or 'analysis'}{named}, reading {read}"
         return AnalysisCell(analysis_id=body.analysis_id, code=body.code, heading=heading)
+
+    def _saved(self, written: EntryWritten) -> str:
+        """Keep the bytes of an entry version for the export; return their sha256."""
+        sha = written.blob.sha256
+        if sha not in self.blobs:
+            self.blobs[sha] = self.chats.read_blob(self.chat_id, written.blob)
+            self.media[sha] = written.blob.media_type
+        return sha
+
+    def _layer(self, layer_id: str) -> dict[str, Any]:
+        """A layer the run minted, with the bytes the store kept of it (to compare with)."""
+        layer = self.layers[layer_id]
+        written = self.versions[(layer.entry.entry_id, layer.entry.version)]
+        return {
+            "id": layer.id,
+            "label": layer.label,
+            "feature_count": layer.feature_count,
+            "raster": written.blob.media_type == RASTER_MEDIA_TYPE,
+            "sha256": self._saved(written),
+        }
 
     def _result(self, body: AnalysisRecorded) -> Any:
         if body.result_blob is not None:

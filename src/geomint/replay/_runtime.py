@@ -15,8 +15,8 @@ import hashlib
 import json
 import math
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -31,6 +31,7 @@ __all__ = [
     "CellReport",
     "FigureCheck",
     "InputChangedError",
+    "LayerCheck",
     "Replay",
     "ReplayError",
     "open_replay",
@@ -99,6 +100,29 @@ class FigureCheck:
 
 
 @dataclass(frozen=True, kw_only=True)
+class LayerCheck:
+    """One layer the chat recorded, against the one the replay minted with its label.
+
+    Attributes:
+        id: The layer's id in the chat (``l2``).
+        label: Its label.
+        equal: Whether the replayed layer is the chat's: a raster cell for cell (its grid,
+            CRS and values), features by their count.
+        detail: What was compared, or how they differ.
+    """
+
+    id: str
+    label: str
+    equal: bool
+    detail: str
+
+    def line(self) -> str:
+        """The check in one line."""
+        verdict = "equal to the chat's" if self.equal else "DIFFERS"
+        return f"  layer {self.id} {self.label!r}: {verdict}: {self.detail}"
+
+
+@dataclass(frozen=True, kw_only=True)
 class CellReport:
     """What re-running one analysis found.
 
@@ -110,6 +134,7 @@ class CellReport:
         error: Why it failed, when it did.
         recorded_error: Why it failed in the chat, when it did.
         figures: Each recorded figure against the replayed one.
+        layers: Each layer the run minted in the chat against the replayed one.
         extra_figures: Labels of figures the replay minted that the chat did not keep.
         result_equal: Whether the result equals the recorded one (None: none recorded).
         value: What the code returned.
@@ -122,6 +147,7 @@ class CellReport:
     error: str | None
     recorded_error: str | None
     figures: tuple[FigureCheck, ...]
+    layers: tuple[LayerCheck, ...] = ()
     extra_figures: tuple[str, ...] = ()
     result_equal: bool | None = None
     value: Any = field(default=None, repr=False)
@@ -135,6 +161,7 @@ class CellReport:
         return (
             self.ran
             and all(f.status == "equal" for f in self.figures)
+            and all(layer.equal for layer in self.layers)
             and self.result_equal is not False
         )
 
@@ -149,6 +176,7 @@ class CellReport:
         if self.error is not None:
             lines.append(f"  it failed: {self.error}")
         lines.extend(f.line() for f in self.figures)
+        lines.extend(layer.line() for layer in self.layers)
         if self.extra_figures:
             lines.append(f"  minted too, not in the chat's ledger: {', '.join(self.extra_figures)}")
         if self.result_equal is not None:
@@ -242,6 +270,9 @@ class Replay:
         sandbox = self._started()
         result = sandbox.run(code, inputs)
         report = _compare(record, result, code, sandbox.mode)
+        if record.get("error") is None and record.get("layers"):
+            layers = _compare_layers(record["layers"], result, self._blob_path)
+            report = replace(report, layers=layers)
         self.reports[analysis_id] = report
         return report
 
@@ -459,3 +490,56 @@ def _same(recorded: Any, replayed: Any) -> bool:
             _same(recorded[k], replayed[k]) for k in recorded
         )
     return bool(recorded == replayed)
+
+
+def _compare_layers(
+    recorded: Sequence[Mapping[str, Any]], result: SandboxResult, blob: Callable[[str], Path]
+) -> tuple[LayerCheck, ...]:
+    minted = list(result.layers)
+    checks = []
+    for layer in recorded:
+        at = next((i for i, m in enumerate(minted) if m.label == layer["label"]), None)
+        if at is None:
+            checks.append(_layer(layer, equal=False, detail="the replay minted no such layer"))
+            continue
+        found = minted.pop(at)
+        if layer["raster"]:
+            stored = bytes_raster(blob(str(layer["sha256"])).read_bytes())
+            checks.append(_layer(layer, **_same_raster(stored, found.raster)))
+        else:
+            count = len((found.data or {}).get("features") or [])  # type: ignore[arg-type]
+            want = int(layer["feature_count"])
+            detail = (
+                f"{count} features"
+                if count == want
+                else f"the chat has {want} features, the replay {count}"
+            )
+            checks.append(_layer(layer, equal=count == want, detail=detail))
+    return tuple(checks)
+
+
+def _layer(layer: Mapping[str, Any], *, equal: bool, detail: str) -> LayerCheck:
+    return LayerCheck(id=str(layer["id"]), label=str(layer["label"]), equal=equal, detail=detail)
+
+
+def _same_raster(stored: Any, minted: Any) -> dict[str, Any]:
+    """Whether a minted raster is the stored one: its grid, its CRS and every cell."""
+    import numpy as np  # noqa: PLC0415
+
+    if minted is None:
+        return {"equal": False, "detail": "the replay minted features, the chat a raster"}
+    try:
+        raster = minted.to_raster()
+    except ValueError as exc:
+        return {"equal": False, "detail": f"the replayed raster cannot be read: {exc}"}
+    shape = " x ".join(str(n) for n in stored.array.shape)
+    if raster.array.shape != stored.array.shape:
+        other = " x ".join(str(n) for n in raster.array.shape)
+        return {"equal": False, "detail": f"the chat's grid is {shape} cells, the replay's {other}"}
+    if tuple(raster.transform) != tuple(stored.transform) or raster.crs != stored.crs:
+        return {"equal": False, "detail": "the grid lies elsewhere (its transform or CRS differ)"}
+    nan = np.issubdtype(stored.array.dtype, np.floating)
+    if not np.array_equal(raster.array, stored.array, equal_nan=bool(nan)):
+        changed = int(np.sum(raster.array != stored.array))
+        return {"equal": False, "detail": f"{changed:,} of its {stored.array.size:,} cells differ"}
+    return {"equal": True, "detail": f"{shape} cells, every one equal"}

@@ -144,3 +144,21 @@ def test_a_manifest_cannot_point_the_replay_outside_its_blobs(
     (folder / "chat.json").write_text(json.dumps(manifest), encoding="utf-8")
     with pytest.raises(ReplayError, match=r"'\.\./\.\./chat\.ipynb' in chat\.json is not a sha256"):
         open_replay(folder, magic=False)
+
+
+def test_figures_a_tool_minted_without_code_are_named_as_not_recomputed(tmp_path: Path) -> None:
+    import gzip
+
+    from geomint.store import MemoryStore
+
+    fixture = Path(__file__).parents[1] / "fixtures/chats/s16-population-of-helsinki-against-espoo"
+    data = json.loads(gzip.decompress(fixture.with_suffix(".json.gz").read_bytes()))
+    chats = Chats(MemoryStore())
+    chat_id = chats.import_(data["export"])
+    folder = export_chat(chats, chat_id, tmp_path / "chat.ipynb", "notebook")
+    replay = open_replay(folder, magic=False)
+
+    assert replay.summary().splitlines() == [
+        "minted by tools, not by code here, so not recomputed: v1, v2",
+        "0 of 0 analyses reproduced",
+    ]

@@ -355,7 +355,10 @@ class Replay:
                 )
         others = self.manifest.get("not_by_code") or []
         if others:
-            ids = ", ".join(f"{v['id']} (by {v['minted_by']})" for v in others)
+            ids = ", ".join(
+                f"{v['id']} (by {v['minted_by']})" if v.get("minted_by") else str(v["id"])
+                for v in others
+            )
             lines.append(f"minted by tools, not by code here, so not recomputed: {ids}")
         done = list(self.reports.values())
         good = sum(r.reproduced for r in done)

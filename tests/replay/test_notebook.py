@@ -23,10 +23,26 @@ from geomint.store import Chats
 pytestmark = pytest.mark.slow
 
 
+#: The kernel the notebooks run on: this virtual environment's Python, named so that no
+#: kernel a developer installed elsewhere (``~/.local/share/jupyter``) is picked instead.
+KERNEL = "geomint-replay-test"
+
+
+@pytest.fixture(autouse=True)
+def _kernel(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = tmp_path_factory.mktemp("jupyter")
+    spec = root / "kernels" / KERNEL
+    spec.mkdir(parents=True)
+    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    kernel = {"argv": argv, "display_name": KERNEL, "language": "python"}
+    (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
+    monkeypatch.setenv("JUPYTER_PATH", str(root))
+
+
 def _run(path: Path) -> Any:
     notebook = nbformat.read(path, as_version=4)
     client = NotebookClient(
-        notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": path.parent}}
+        notebook, timeout=300, kernel_name=KERNEL, resources={"metadata": {"path": path.parent}}
     )
     try:
         client.execute()

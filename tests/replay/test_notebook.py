@@ -16,6 +16,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from geomint.provenance import hash_code
 from geomint.replay import export_chat
 from geomint.state import AnalysisRecorded, EntryWritten, LayerMinted
 from geomint.store import Chats
@@ -159,3 +160,26 @@ def test_the_script_recomputes_every_figure(demo_chat: tuple[Chats, str], tmp_pa
     analyses = sum(isinstance(e.body, AnalysisRecorded) for e in chats.trace(chat_id))
     assert done.stdout.rstrip().endswith(f"{analyses} of {analyses} analyses reproduced")
     assert "NOT reproduced" not in done.stdout
+
+
+def test_code_ipython_would_read_as_prompts_still_runs_as_recorded(
+    demo_chat: tuple[Chats, str], tmp_path: Path
+) -> None:
+    chats, chat_id = demo_chat
+    folder = export_chat(chats, chat_id, tmp_path / "chat.ipynb", "notebook")
+    # Code whose first line IPython would take for a doctest prompt, and strip from every
+    # line of the cell: the recorded code must run, not IPython's reading of it.
+    manifest = json.loads((folder / "chat.json").read_text(encoding="utf-8"))
+    code = '...\ndoc = """\n>>> kept\n"""\n' + manifest["analyses"]["a1"]["code"]
+    manifest["analyses"]["a1"].update(code=code, code_hash=hash_code(code))
+    (folder / "chat.json").write_text(json.dumps(manifest), encoding="utf-8")
+    notebook = nbformat.read(tmp_path / "chat.ipynb", as_version=4)
+    first = next(c for c in notebook.cells if c.metadata.get("geomint"))
+    first.source = f"%%replay a1\n{code}"
+    notebook.cells = [notebook.cells[1], first]
+    nbformat.write(notebook, tmp_path / "chat.ipynb")
+
+    report = _text(_run(tmp_path / "chat.ipynb").cells[1])
+
+    assert report.startswith("a1: reproduced"), report
+    assert "edited" not in report

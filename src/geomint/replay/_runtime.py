@@ -11,6 +11,7 @@ sha256 when the replay is opened and again before the code that reads it runs.
 
 from __future__ import annotations
 
+import ast
 import hashlib
 import json
 import math
@@ -323,8 +324,7 @@ class Replay:
         report. The code goes to the sandbox as text; the kernel never runs it."""
         analysis_id = line.strip()
         recorded = self.analysis(analysis_id)["code"]
-        # IPython ends a cell's body with a line break the cell does not show.
-        code = recorded if cell.removesuffix("\n") == recorded else cell
+        code = recorded if _unedited(analysis_id, recorded, cell) else cell
         report = self.run(analysis_id, code)
         print(report.text())
 
@@ -493,6 +493,32 @@ def _same(recorded: Any, replayed: Any) -> bool:
             _same(recorded[k], replayed[k]) for k in recorded
         )
     return bool(recorded == replayed)
+
+
+def _unedited(analysis_id: str, recorded: str, body: str) -> bool:
+    """Whether a ``%%replay`` cell's body is the recorded code as IPython hands it over.
+
+    IPython ends the body with a line break, and strips what look like prompts (``>>> ``,
+    ``In [1]: ``) from every line when one begins the cell: the recorded code, put through
+    the same transformation, must give the body received, and then the recorded code runs.
+    """
+    if body.removesuffix("\n") == recorded:
+        return True
+    try:
+        from IPython import get_ipython  # noqa: PLC0415 - only inside a notebook
+
+        shell = get_ipython()
+        if shell is None:
+            return False
+        source = shell.input_transformer_manager.transform_cell(
+            f"%%{_MAGIC} {analysis_id}\n{recorded}"
+        )
+        call = ast.parse(source).body[0]
+        if not (isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)):
+            return False
+        return bool(ast.literal_eval(call.value.args[2]) == body)
+    except (ImportError, SyntaxError, ValueError, IndexError):
+        return False
 
 
 def _compare_layers(

@@ -1,10 +1,12 @@
 """What an export holds: the chat's words only as escaped markdown and string literals,
 the exact code of each analysis, and a replay that reports a differing figure with both
-values and refuses to run unconfined."""
+values and refuses to run unconfined; every fixture chat an earlier geomint wrote with
+analyses in it replays its figures."""
 
 from __future__ import annotations
 
 import ast
+import gzip
 import json
 import re
 from pathlib import Path
@@ -22,7 +24,7 @@ from geomint.replay import (
     open_replay,
     read_chat,
 )
-from geomint.store import Chats
+from geomint.store import Chats, MemoryStore
 
 from .conftest import HOSTILE
 
@@ -147,14 +149,7 @@ def test_a_manifest_cannot_point_the_replay_outside_its_blobs(
 
 
 def test_figures_a_tool_minted_without_code_are_named_as_not_recomputed(tmp_path: Path) -> None:
-    import gzip
-
-    from geomint.store import MemoryStore
-
-    fixture = Path(__file__).parents[1] / "fixtures/chats/s16-population-of-helsinki-against-espoo"
-    data = json.loads(gzip.decompress(fixture.with_suffix(".json.gz").read_bytes()))
-    chats = Chats(MemoryStore())
-    chat_id = chats.import_(data["export"])
+    chats, chat_id = _imported("s16-population-of-helsinki-against-espoo")
     folder = export_chat(chats, chat_id, tmp_path / "chat.ipynb", "notebook")
     replay = open_replay(folder, magic=False)
 
@@ -162,3 +157,39 @@ def test_figures_a_tool_minted_without_code_are_named_as_not_recomputed(tmp_path
         "minted by tools, not by code here, so not recomputed: v1, v2",
         "0 of 0 analyses reproduced",
     ]
+
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "chats"
+
+
+def _imported(name: str) -> tuple[Chats, str]:
+    """A fixture chat (written by an earlier geomint), imported into a store in memory."""
+    data = json.loads(gzip.decompress((FIXTURES / f"{name}.json.gz").read_bytes()))
+    chats = Chats(MemoryStore())
+    return chats, chats.import_(data["export"])
+
+
+def _with_analyses() -> list[str]:
+    names = []
+    for path in sorted(FIXTURES.glob("*.json.gz")):
+        events = json.loads(gzip.decompress(path.read_bytes()))["export"]["events"]
+        if any(e["body"]["type"] == "analysis_recorded" for e in events):
+            names.append(path.name.removesuffix(".json.gz"))
+    return names
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", _with_analyses())
+def test_every_fixture_chat_with_analyses_replays_its_figures(name: str, tmp_path: Path) -> None:
+    chats, chat_id = _imported(name)
+    folder = export_chat(chats, chat_id, tmp_path / "chat.py", "script")
+    replay = open_replay(folder, magic=False)
+    try:
+        reports = [replay.run(analysis_id) for analysis_id in replay.manifest["analyses"]]
+    finally:
+        replay.close()
+
+    assert reports
+    for report in reports:
+        assert report.reproduced, report.text()
+        assert report.code_as_recorded

@@ -216,9 +216,14 @@ class Replay:
         Raises:
             InputChangedError: A file is missing or its bytes changed.
         """
-        blobs: Mapping[str, Any] = self.manifest["blobs"]
+        self._read_checked(list(self.manifest["blobs"]) if shas is None else shas)
+
+    def _read_checked(self, shas: Sequence[str]) -> dict[str, bytes]:
+        """The saved bytes by sha256, each read once and checked: what is checked is what
+        the code is given, however the file changes afterwards."""
         problems = []
-        for sha in shas if shas is not None else list(blobs):
+        read = {}
+        for sha in dict.fromkeys(shas):
             path = self._blob_path(sha)
             try:
                 data = path.read_bytes()
@@ -228,8 +233,10 @@ class Replay:
             found = hashlib.sha256(data).hexdigest()
             if found != sha:
                 problems.append(f"{path.name}: its sha256 is {found}, the chat read {sha}")
+            read[sha] = data
         if problems:
             raise InputChangedError(problems)
+        return read
 
     def _blob_path(self, sha: str) -> Path:
         # Named by its hash inside blobs/, whatever the manifest says: a manifest cannot
@@ -266,8 +273,8 @@ class Replay:
         """
         record = self.analysis(analysis_id)
         code = record["code"] if code is None else code
-        self.check_inputs([i["sha256"] for i in record["inputs"]])
-        inputs = self._inputs(record)
+        saved = self._read_checked([str(i["sha256"]) for i in record["inputs"]])
+        inputs = self._inputs(record, saved)
         sandbox = self._started()
         result = sandbox.run(code, inputs)
         report = _compare(record, result, code, sandbox.mode)
@@ -282,40 +289,36 @@ class Replay:
             self._sandbox = Sandbox(mode=self._mode, timeout_s=self._timeout_s)
         return self._sandbox
 
-    def _inputs(self, record: Mapping[str, Any]) -> dict[str, Any]:
+    def _inputs(self, record: Mapping[str, Any], saved: Mapping[str, bytes]) -> dict[str, Any]:
         """The names the original run had: entries by kind (merged when several of one
         kind were read, as ``geomint.tools`` merges them), then the tool's extras."""
         inputs: dict[str, Any] = dict.fromkeys(INPUT_NAMES)
         by_kind: dict[str, dict[str, Entry]] = {}
-        shas: dict[str, list[str]] = {}
         for read in record["inputs"]:
-            by_kind.setdefault(read["kind"], {})[read["entry_id"]] = self._entry(read)
-            shas.setdefault(read["kind"], []).append(str(read["sha256"]))
+            by_kind.setdefault(read["kind"], {})[read["entry_id"]] = self._entry(read, saved)
         for kind, by_entry in by_kind.items():
             single = len(by_entry) == 1 or kind == "rasters"
-            inputs[kind] = (
-                next(iter(by_entry.values())) if single else self._merged(by_entry, shas[kind])
-            )
+            if single:
+                inputs[kind] = next(iter(by_entry.values()))
+            else:
+                shas = [str(r["sha256"]) for r in record["inputs"] if r["kind"] == kind]
+                inputs[kind] = _merged(by_entry, [saved[sha] for sha in shas])
             inputs[f"{kind}_by_entry"] = by_entry
         inputs.update(record["extra"])
         return inputs
 
-    def _entry(self, read: Mapping[str, Any]) -> Entry:
+    def _entry(self, read: Mapping[str, Any], saved: Mapping[str, bytes]) -> Entry:
         sha = str(read["sha256"])
-        data = self._blob_path(sha).read_bytes()
         handle = f"{read['entry_id']}@{sha[:20]}"
         if self.manifest["blobs"][sha]["media_type"] == RASTER_MEDIA_TYPE:
-            return Entry(handle, int(read["version"]), bytes_raster(data))
-        return Entry(handle, int(read["version"]), json.loads(data))
+            return Entry(handle, int(read["version"]), bytes_raster(saved[sha]))
+        return Entry(handle, int(read["version"]), json.loads(saved[sha]))
 
-    def _merged(self, by_entry: Mapping[str, Entry], shas: Sequence[str]) -> Entry:
-        """Several entries of one kind as one collection, their features in order."""
-        features: list[Any] = []
-        for sha in shas:
-            features.extend(json.loads(self._blob_path(sha).read_bytes())["features"])
-        key = "+".join(f"{e.id}@{e.version}" for e in by_entry.values())
-        name = hashlib.sha256(key.encode()).hexdigest()[:16]
-        return Entry(f"merged:{name}", 1, {"type": "FeatureCollection", "features": features})
+    def __enter__(self) -> Replay:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.close()
 
     # -- the notebook's side ------------------------------------------------------------------
 
@@ -493,6 +496,16 @@ def _same(recorded: Any, replayed: Any) -> bool:
             _same(recorded[k], replayed[k]) for k in recorded
         )
     return bool(recorded == replayed)
+
+
+def _merged(by_entry: Mapping[str, Entry], blobs: Sequence[bytes]) -> Entry:
+    """Several entries of one kind as one collection, their features in order."""
+    features: list[Any] = []
+    for data in blobs:
+        features.extend(json.loads(data)["features"])
+    key = "+".join(f"{e.id}@{e.version}" for e in by_entry.values())
+    name = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return Entry(f"merged:{name}", 1, {"type": "FeatureCollection", "features": features})
 
 
 def _unedited(analysis_id: str, recorded: str, body: str) -> bool:

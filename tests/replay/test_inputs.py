@@ -84,3 +84,34 @@ async def test_merged_entries_and_a_monitors_reruns_replay_with_the_same_names(
         assert report.reproduced, report.text()
     before = [f for r in reports for f in r.figures if f.label == "stops before"]
     assert [f.replayed for f in before] == [-1, 2, 3]
+
+
+CLUSTERS = """
+found = geo.cluster(incidents, eps_m=200.0, min_members=2, max_clusters=None, previous=previous)
+mint.value(-1 if previous is None else len(previous["clusters"]), "clusters before")
+return found
+"""
+
+
+async def test_a_clustering_run_again_replays_with_the_last_clustering_as_previous(
+    in_process: Sandbox, tmp_path: Path
+) -> None:
+    ctx = _context(in_process)
+    jams = collection(
+        point(24.9400, 60.1700, id="i1", category="jam"),
+        point(24.9409, 60.1700, id="i2", category="jam"),
+        point(24.9580, 60.1700, id="i4", category="roadworks"),
+        point(24.9589, 60.1700, id="i5", category="roadworks"),
+    )
+    await seed(ctx, "incidents", jams)
+    for _ in range(2):
+        await call(ctx, "cluster_incidents", {"incidents_entry_ids": ["incidents-1"],
+                   "code": CLUSTERS})  # fmt: skip
+    assert [v.value for v in ctx.refresh().values] == [-1, 2]
+
+    folder = export_chat(ctx.chats, "c1", tmp_path / "chat.py", "script")
+    with open_replay(folder, magic=False) as replay:
+        reports = [replay.run(a) for a in replay.manifest["analyses"]]
+
+    assert [r.figures[0].replayed for r in reports] == [-1, 2]
+    assert all(r.reproduced for r in reports), [r.text() for r in reports]

@@ -242,7 +242,10 @@ class _Reader:
         monitor's or tracker's re-run its earlier results."""
         earlier = [(r, result) for r, result in self.runs if body.name and r.name == body.name]
         if body.tool == "cluster_incidents":
-            return {"previous": earlier[-1][1] if earlier else None}
+            # The last run's clustering, when it was one (as geomint.tools.clusters reads it).
+            last = earlier[-1][1] if earlier else None
+            clustering = isinstance(last, dict) and isinstance(last.get("clusters"), list)
+            return {"previous": last if clustering else None}
         if body.tool is not None and body.tool not in _TIMED_TOOLS:
             return {}
         now = event.at.isoformat()

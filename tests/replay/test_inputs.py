@@ -115,3 +115,42 @@ async def test_a_clustering_run_again_replays_with_the_last_clustering_as_previo
 
     assert [r.figures[0].replayed for r in reports] == [-1, 2]
     assert all(r.reproduced for r in reports), [r.text() for r in reports]
+
+
+TRACKER = """
+mint.value(len(log), "verdicts before")
+mint.value(-1 if previous is None else len(previous["members"]), "members before")
+names = [f["properties"]["name"] for f in byod["features"]]
+return {"active": len(names) > 2, "members": names, "summary": f"{len(names)} stops"}
+"""
+
+
+async def test_a_trackers_reruns_and_a_failed_run_replay_as_they_ran(
+    in_process: Sandbox, tmp_path: Path
+) -> None:
+    ctx = _context(in_process)
+    stops = collection(point(24.94, 60.17, name="A"), point(24.95, 60.17, name="B"))
+    await seed(ctx, "byod", stops)
+    await call(ctx, "create_tracker", {"name": "busy", "rule": "more than two stops",
+               "code": TRACKER, "byod_entry_ids": ["byod-1"]})  # fmt: skip
+    for more in range(2):
+        stops = collection(*stops["features"], point(24.96 + more / 100, 60.17, name="C"))
+        await seed(ctx, "byod", stops, entry_id="byod-1")
+    await call(ctx, "analyse_data", {"code": "return 1 / 0", "name": "broken",
+               "byod_entry_ids": ["byod-1"]})  # fmt: skip
+    ledger = [(v.label, v.value) for v in ctx.refresh().values]
+    assert ledger == [
+        ("verdicts before", 0), ("members before", -1),
+        ("verdicts before", 1), ("members before", 2),
+        ("verdicts before", 2), ("members before", 3),
+    ]  # fmt: skip
+
+    folder = export_chat(ctx.chats, "c1", tmp_path / "chat.py", "script")
+    with open_replay(folder, magic=False) as replay:
+        reports = [replay.run(a) for a in replay.manifest["analyses"]]
+
+    assert len(reports) == 4
+    assert all(r.reproduced for r in reports), [r.text() for r in reports]
+    failed = reports[-1]
+    assert failed.recorded_error is not None and failed.error is not None
+    assert "ZeroDivisionError" in failed.text() and "it failed in the chat too" in failed.text()

@@ -84,6 +84,10 @@ def test_figures_cited_in_an_answer_read_as_values(demo_chat: tuple[Chats, str])
 def test_escape_markdown_keeps_the_text_and_line_breaks() -> None:
     escaped = escape_markdown("a <b> & c\r\nd\x00e")
     assert escaped == "a \\<b\\> \\& c  \nde"
+    # Spaces of every width stay; what reorders the text around it goes.
+    assert (
+        escape_markdown("the\u00a0twelve\u202flargest\u202e!") == "the\u00a0twelve\u202flargest\\!"
+    )
     assert MarkdownIt("commonmark").render(escaped) == "<p>a &lt;b&gt; &amp; c<br />\nde</p>\n"
 
 

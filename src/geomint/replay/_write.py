@@ -12,6 +12,7 @@ from __future__ import annotations
 import io
 import json
 import string
+import unicodedata
 import zipfile
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -32,6 +33,9 @@ __all__ = [
 
 ExportFormat = Literal["notebook", "script"]
 _PUNCTUATION: Final = frozenset(string.punctuation)
+_BIDI_CONTROLS: Final = frozenset(
+    "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+)
 _SPEAKERS: Final = {"user": "You", "assistant": "geomint"}
 #: nbformat has no type hints: its calls are typed where they are used.
 _nb: Any = nbformat
@@ -41,8 +45,8 @@ def escape_markdown(text: str) -> str:
     r"""Text as markdown that shows exactly it: no HTML, links, emphasis or math.
 
     Every ASCII punctuation character is backslash-escaped (CommonMark shows an escaped
-    one as itself), control characters are dropped, and each line break is kept as a
-    hard break.
+    one as itself), control and text-direction characters are dropped, and each line
+    break is kept as a hard break.
 
     >>> escape_markdown("<b>5</b> [x](javascript:y) $a$")
     '\\<b\\>5\\<\\/b\\> \\[x\\]\\(javascript\\:y\\) \\$a\\$'
@@ -50,12 +54,16 @@ def escape_markdown(text: str) -> str:
     lines = []
     for line in text.splitlines():
         kept = "".join(
-            "\\" + c if c in _PUNCTUATION else c
-            for c in line.strip()
-            if c == "\t" or c.isprintable()
+            "\\" + c if c in _PUNCTUATION else c for c in line.strip() if not _dropped(c)
         )
         lines.append(kept)
     return "  \n".join(lines)
+
+
+def _dropped(char: str) -> bool:
+    """Control characters, and those that reorder the text around them (which could show
+    it as something else than it is); spaces of every width are kept."""
+    return char != "\t" and (unicodedata.category(char) == "Cc" or char in _BIDI_CONTROLS)
 
 
 def _message_markdown(cell: MessageCell) -> str:

@@ -511,9 +511,10 @@ def _merged(by_entry: Mapping[str, Entry], blobs: Sequence[bytes]) -> Entry:
 def _unedited(analysis_id: str, recorded: str, body: str) -> bool:
     """Whether a ``%%replay`` cell's body is the recorded code as IPython hands it over.
 
-    IPython ends the body with a line break, and strips what look like prompts (``>>> ``,
-    ``In [1]: ``) from every line when one begins the cell: the recorded code, put through
-    the same transformation, must give the body received, and then the recorded code runs.
+    IPython ends the body with a line break, and strips what look like prompts (a
+    doctest's, or ``In [1]: ``) from every line when one begins the cell: the recorded
+    code, put through the same transformation, must give the body received, and then the
+    recorded code runs.
     """
     if body.removesuffix("\n") == recorded:
         return True

@@ -53,6 +53,22 @@ def test_chat_text_reaches_a_notebook_as_inert_markdown(
     assert "&lt;b&gt;x&lt;/b&gt; [a](javascript:b)" in html  # the title
 
 
+def test_a_folder_named_after_any_title_is_opened_by_its_exact_name(
+    demo_chat: tuple[Chats, str], tmp_path: Path
+) -> None:
+    chats, chat_id = demo_chat
+    name = 'Kahvilat 🙂 "quoted" \' \\.ipynb'
+    folder = export_chat(chats, chat_id, tmp_path / name, "notebook")
+    notebook = nbformat.read(tmp_path / name, as_version=4)
+    setup = ast.parse(notebook.cells[1].source).body[-1]
+    assert isinstance(setup, ast.Assign) and isinstance(setup.value, ast.Call)
+    assert (
+        ast.literal_eval(setup.value.args[0])
+        == folder.name
+        == name.removesuffix(".ipynb") + ".replay"
+    )
+
+
 def test_chat_text_reaches_a_script_only_as_string_literals(
     demo_chat: tuple[Chats, str], tmp_path: Path
 ) -> None:

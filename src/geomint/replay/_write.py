@@ -104,7 +104,7 @@ def notebook_text(bundle: Bundle, folder_name: str) -> str:
             "from geomint.replay import open_replay\n\n"
             "# Checks every saved input against the sha256 the chat recorded before anything "
             "runs,\n# and registers the %%replay cell magic.\n"
-            f"replay = open_replay({json.dumps(folder_name)})"
+            f"replay = open_replay({folder_name!r})"
         ),
     ]
     for cell in bundle.cells:

@@ -6,6 +6,7 @@ import io
 import json
 import unicodedata
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -282,6 +283,26 @@ def test_the_prompt_loop_runs_commands_and_a_numbered_demo_prompt() -> None:
     assert "unknown command /bogus" in out
     assert "you › What can you do?" in out and "✓ help" in out and "locate_place" in out
     assert out.count("(new, with the Helsinki demo places and parks)") == 2
+
+
+@pytest.mark.usefixtures("demo_env")
+def test_export_writes_the_chat_as_a_notebook_with_its_inputs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    number = [p.text for p in DEMO_PROMPTS].index("Bar chart of these places by category") + 1
+    result = runner.invoke(
+        app,
+        ["--store", "memory:", "--chat", "bars"],
+        input=f"{number}\n/export\n/export chart.py\n/quit\n",
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote geomint-bars.ipynb and its inputs to geomint-bars.replay/" in result.output
+    notebook = json.loads((tmp_path / "geomint-bars.ipynb").read_text(encoding="utf-8"))
+    code = ["".join(c["source"]) for c in notebook["cells"] if c["cell_type"] == "code"]
+    assert code[1].startswith("%%replay a1\n")
+    assert (tmp_path / "chart.py").is_file()
+    assert (tmp_path / "chart.replay" / "chat.json").is_file()
 
 
 @pytest.mark.usefixtures("demo_env")

@@ -66,11 +66,30 @@ def test_export_then_import_restores_the_chat(db: str, tmp_path: Path) -> None:
     assert "chat 'schools' already exists" in again.stderr
 
 
+@pytest.mark.parametrize(("format_", "name"), [("notebook", "schools.ipynb"), ("script", "s.py")])
+def test_export_as_a_notebook_or_script_writes_its_inputs_beside_it(
+    db: str, tmp_path: Path, format_: str, name: str
+) -> None:
+    out = tmp_path / name
+    result = runner.invoke(
+        app, ["chats", "export", "schools", "--format", format_, "-o", str(out), "--store", db]
+    )
+    assert result.exit_code == 0, result.output
+    folder = out.with_suffix(".replay")
+    assert f"exported schools as a {format_} to {out}, its inputs to {folder}/" in result.stdout
+    assert "Schools far from a stop" in out.read_text(encoding="utf-8")
+    assert json.loads((folder / "chat.json").read_text())["format"] == "geomint-replay"
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [
         (["chats", "show", "nope"], "no chat 'nope' in this store"),
         (["chats", "export", "nope", "-o", "x.json"], "no chat 'nope' in this store"),
+        (
+            ["chats", "export", "nope", "--format", "notebook", "-o", "x.ipynb"],
+            "no chat 'nope' in this store",
+        ),
     ],
 )
 def test_usage_errors_exit_2(db: str, args: list[str], message: str) -> None:

@@ -189,3 +189,15 @@ def test_mcp_exports() -> None:
     ])  # fmt: skip
     for name in geomint.mcp.__all__:
         assert getattr(geomint.mcp, name) is not None
+
+
+def test_replay_exports() -> None:
+    import geomint.replay
+
+    assert sorted(geomint.replay.__all__) == sorted([
+        "Bundle", "CellReport", "ExportFormat", "FigureCheck", "InputChangedError", "LayerCheck",
+        "Replay", "ReplayError", "data_folder", "escape_markdown", "export_chat", "export_zip",
+        "notebook_text", "open_replay", "read_chat", "script_text",
+    ])  # fmt: skip
+    for name in geomint.replay.__all__:
+        assert getattr(geomint.replay, name) is not None

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import time
+import zipfile
 from typing import TYPE_CHECKING, Any
 
 import httpx
@@ -535,6 +536,14 @@ def test_a_layer_is_exported_through_its_menu_with_the_keyboard(page: Page) -> N
         whole = json.load(file)
     assert whole == page.request.get(f"/api/chats/{chat_id}/export").json()
     assert any(e["body"].get("entry_id") == "byod-1" for e in whole["events"])
+
+    # ... and as a notebook that recomputes its figures, zipped with its inputs.
+    with page.expect_download() as download_info:
+        page.locator("#export-notebook").click()
+    with zipfile.ZipFile(download_info.value.path()) as archive:
+        names = archive.namelist()
+    assert any(n.endswith(".ipynb") for n in names)
+    assert any(n.endswith(".replay/chat.json") for n in names)
 
 
 def test_a_charts_data_and_image_are_exported_from_its_menu(page: Page) -> None:

@@ -3,6 +3,7 @@ CSV cells that cannot run as formulas, and file names that survive hostile label
 
 from __future__ import annotations
 
+import ast
 import csv
 import io
 import json
@@ -300,6 +301,36 @@ def test_the_chat_exports_exactly_what_the_command_line_writes(
     store.close()
 
 
+def test_the_chat_downloads_as_a_notebook_with_its_inputs_zipped(
+    in_process: Sandbox, tmp_path: Path
+) -> None:
+    import zipfile
+
+    agent = make_agent(in_process, store=SQLiteStore(tmp_path / "chats.db"))
+    app = create_app(agent)
+    run(call(app, "POST", "/api/chats/nb"))
+    question = "Bar chart of these places by category"
+    assert run(call(app, "POST", "/api/chat", json=ask(question, "nb"))).status_code == 200
+
+    response = _export(app, "/api/chats/nb/export.zip")
+
+    assert response.headers["content-type"] == "application/zip"
+    assert _filename(response)[1] == f"{question}.zip"
+    archive = zipfile.ZipFile(io.BytesIO(response.content))
+    names = set(archive.namelist())
+    assert {f"{question}.ipynb", f"{question}.replay/chat.json"} <= names
+    blobs = [n for n in names if n.startswith(f"{question}.replay/blobs/")]
+    assert blobs
+    notebook = json.loads(archive.read(f"{question}.ipynb"))
+    setup = ast.parse("".join(notebook["cells"][1]["source"])).body[-1]
+    assert isinstance(setup, ast.Assign) and isinstance(setup.value, ast.Call)
+    assert ast.literal_eval(setup.value.args[0]) == f"{question}.replay"
+    script = _export(app, "/api/chats/nb/export.zip?format=script")
+    assert f"{question}.py" in zipfile.ZipFile(io.BytesIO(script.content)).namelist()
+    assert run(call(app, "GET", "/api/chats/none-such/export.zip")).status_code == 404
+    assert run(call(app, "GET", "/api/chats/nb/export.zip?format=exe")).status_code == 422
+
+
 @pytest.mark.parametrize(
     ("label", "plain", "full"),
     [
@@ -347,6 +378,7 @@ def test_exports_need_the_token_and_an_allowed_host(agent: MapAgent) -> None:
     urls = [
         "/api/chats/g/entries/places-1/export?format=csv",
         "/api/chats/g/export",
+        "/api/chats/g/export.zip?format=notebook",
         "/api/chats/g/figures/v1/export",
         "/api/chats/g/analyses/a1/chart.csv",
     ]

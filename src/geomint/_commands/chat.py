@@ -17,7 +17,8 @@ import contextlib
 import logging
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Annotated, Final, NoReturn
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Final, Literal, NoReturn
 
 import typer
 from rich.console import Console, RenderableType
@@ -56,6 +57,7 @@ app = typer.Typer(add_completion=False, invoke_without_command=True, subcommand_
 _COMMANDS: Final = (
     ("/help", "list these commands"),
     ("/new", "start a new chat"),
+    ("/export [FILE]", "write this chat as a notebook that recomputes its figures (.py: a script)"),
     ("/quit, /exit", "leave (Ctrl-D and Ctrl-C too)"),
 )
 _SANDBOX_WARNINGS: Final = {
@@ -277,14 +279,33 @@ class _Session:
             return True
         if word == "/new":
             self._use(self._agent.chats.create().chat_id, fresh=True)
+        elif word == "/export":
+            self._export(line.split(maxsplit=1)[1].strip() if " " in line.strip() else None)
         elif word in ("/help", "/?"):
             for name, does in _COMMANDS:
-                self.console.print(f"  [bold]{name:<13}[/] {does}")
+                self.console.print(f"  [bold]{name:<15}[/] {does}")
             if self._agent.model_info.get("demo"):
                 self.console.print(_demo_banner())
         else:
             self.console.print(f"[yellow]unknown command {escape(word)}; /help lists them[/]")
         return False
+
+    def _export(self, name: str | None) -> None:
+        """Write the chat as a notebook (or, for a ``.py`` file, a script) and its inputs."""
+        from geomint.replay import export_chat  # noqa: PLC0415 - nbformat only when asked
+
+        output = Path(name or f"geomint-{self.chat_id}.ipynb")
+        format_: Literal["notebook", "script"] = "script" if output.suffix == ".py" else "notebook"
+        try:
+            folder = export_chat(self._agent.chats, self.chat_id, output, format_)
+        except OSError as exc:
+            self.console.print(f"[yellow]could not export: {escape(str(exc))}[/]")
+            return
+        self.console.print(
+            f"[dim]wrote[/] {escape(str(output))} [dim]and its inputs to[/] "
+            f"{escape(str(folder))}/ [dim](a {format_} that re-runs each analysis in the "
+            "sandbox and checks its figures)[/]"
+        )
 
     def _demo_shortcut(self, line: str) -> str:
         """With the demo model, a number asks that demo prompt."""

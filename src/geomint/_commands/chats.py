@@ -7,7 +7,7 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import Annotated, Any, Literal, NoReturn
 
 import typer
 
@@ -101,14 +101,30 @@ def show(
 @app.command("export")
 def export(
     chat_id: Annotated[str, typer.Argument(help="The chat to export.")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The JSON file to write.")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="The file to write.")],
     store: StoreOption = None,
+    format_: Annotated[
+        Literal["json", "notebook", "script"],
+        typer.Option(
+            "--format",
+            help="json: the chat's events and data, for `chats import`; notebook: a Jupyter "
+            "notebook that re-runs every analysis in the sandbox and checks its figures; "
+            "script: the same as a Python script. Their inputs go to a folder beside them.",
+        ),
+    ] = "json",
 ) -> None:
-    """Write a chat's events and data to a JSON file that `chats import` restores."""
+    """Write a chat to a file: JSON that `chats import` restores, or a notebook or script
+    that recomputes its figures."""
     with _chats(store) as chats:
-        data = chats.export(chat_id)
-    output.write_text(export_text(data), encoding="utf-8")
-    typer.echo(f"exported {len(data['events'])} events of {chat_id} to {output}")
+        if format_ == "json":
+            data = chats.export(chat_id)
+            output.write_text(export_text(data), encoding="utf-8")
+            typer.echo(f"exported {len(data['events'])} events of {chat_id} to {output}")
+            return
+        from geomint.replay import export_chat  # noqa: PLC0415 - nbformat only when asked
+
+        folder = export_chat(chats, chat_id, output, format_)
+    typer.echo(f"exported {chat_id} as a {format_} to {output}, its inputs to {folder}/")
 
 
 @app.command("import")

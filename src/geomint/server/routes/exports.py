@@ -11,6 +11,10 @@
   the entry versions it came from and the code that minted it.
 - ``GET /api/chats/<id>/export``: the chat as JSON, exactly what ``geomint chats export``
   writes (``geomint chats import`` restores it).
+- ``GET /api/chats/<id>/export.zip?format=notebook|script``: the chat as a Jupyter notebook
+  (or a Python script) that re-runs every analysis in geomint's sandbox and checks its
+  figures, with the folder of the exact inputs it reads, zipped: what
+  ``geomint chats export --format notebook`` writes.
 
 Every answer is an attachment named after what it holds (:func:`.exports.content_disposition`)
 and passes the same checks as every other ``/api`` call (token, host). Files are streamed
@@ -36,6 +40,7 @@ from geomint.server.exports import (
     content_disposition,
     features_csv,
     features_parquet,
+    safe_filename,
 )
 from geomint.server.rasters import geotiff
 from geomint.server.routes._deps import Agent, ChatId, Fresh
@@ -202,3 +207,25 @@ async def export_chat(chat_id: ChatId, agent: Agent) -> Response:
         raise HTTPException(404, f"no chat {chat_id!r}") from None
     headers = _headers(title, "json", **{"content-length": str(len(body))})
     return StreamingResponse(_chunks(body), media_type=_JSON, headers=headers)
+
+
+def _notebook_zip(agent: Any, chat_id: str, format_: Literal["notebook", "script"]) -> bytes:
+    from geomint.replay import export_zip  # noqa: PLC0415 - nbformat only when asked
+
+    title = agent.chats.open(chat_id).title or chat_id
+    extension = "ipynb" if format_ == "notebook" else "py"
+    return export_zip(agent.chats, chat_id, safe_filename(title, extension), format_)
+
+
+@router.get("/api/chats/{chat_id}/export.zip")
+async def export_notebook(
+    chat_id: ChatId, agent: Agent, format: Literal["notebook", "script"] = "notebook"
+) -> Response:
+    """The chat as a notebook (or script) that recomputes its figures, with its inputs."""
+    try:
+        body = await asyncio.to_thread(_notebook_zip, agent, chat_id, format)
+        title = await asyncio.to_thread(lambda: agent.chats.open(chat_id).title or chat_id)
+    except NoSuchChatError:
+        raise HTTPException(404, f"no chat {chat_id!r}") from None
+    headers = _headers(str(title), "zip", **{"content-length": str(len(body))})
+    return StreamingResponse(_chunks(body), media_type="application/zip", headers=headers)

@@ -127,6 +127,7 @@ async function openChat(chatId, { push = false } = {}) {
   layersPanel.clear();
   table.close();
   $("#export-chat").href = exportUrl(chatId, "export");
+  $("#export-notebook").href = exportUrl(chatId, "export.zip?format=notebook");
   if (push) history.pushState({}, "", `/chat/${chatId}`);
   messages.replaceChildren();
   mapCode.clear(); // first: its layers may draw the entries' sources

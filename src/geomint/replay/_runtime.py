@@ -12,10 +12,13 @@ sha256 when the replay is opened and again before the code that reads it runs.
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
 import json
 import math
+import os
 import re
+import stat
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,7 +27,15 @@ from typing import Any, Final, Literal
 from geomint.errors import GeomintError, UsageError
 from geomint.provenance import hash_code
 from geomint.replay._bundle import MANIFEST_FORMAT, MANIFEST_VERSION
-from geomint.sandbox import RASTER_MEDIA_TYPE, Entry, Sandbox, SandboxResult, bytes_raster
+from geomint.replay._write import plain
+from geomint.sandbox import (
+    RASTER_MEDIA_TYPE,
+    Entry,
+    Sandbox,
+    SandboxResult,
+    bytes_raster,
+    raster_bytes,
+)
 from geomint.state import ENTRY_KINDS
 
 __all__ = [
@@ -39,6 +50,8 @@ __all__ = [
 ]
 
 #: The names every analysis is given for its entries (as ``geomint.tools`` gives them).
+#: The largest saved input a replay reads (the store's own cap on an entry is below it).
+MAX_BLOB_BYTES: Final = 1 << 30
 INPUT_NAMES: Final = (*ENTRY_KINDS, *(f"{k}_by_entry" for k in ENTRY_KINDS))
 _MAGIC: Final = "replay"
 _SHA256: Final = re.compile(r"[0-9a-f]{64}")
@@ -186,7 +199,7 @@ class CellReport:
                 if self.result_equal
                 else "  its result DIFFERS from the chat's"
             )
-        return "\n".join(lines)
+        return plain("\n".join(lines))  # labels and errors are the chat's own text
 
 
 class Replay:
@@ -226,9 +239,9 @@ class Replay:
         for sha in dict.fromkeys(shas):
             path = self._blob_path(sha)
             try:
-                data = path.read_bytes()
-            except OSError:
-                problems.append(f"{path.name}: missing (the chat read sha256 {sha})")
+                data = read_blob(path)
+            except OSError as exc:
+                problems.append(f"{path.name}: {exc.strerror or 'missing'} (the chat read {sha})")
                 continue
             found = hashlib.sha256(data).hexdigest()
             if found != sha:
@@ -369,7 +382,7 @@ class Replay:
             f"{good} of {len(self.manifest['analyses'])} analyses reproduced"
             + ("" if len(done) == len(self.manifest["analyses"]) else "; some were not run")
         )
-        return "\n".join(lines)
+        return plain("\n".join(lines))
 
     @property
     def all_reproduced(self) -> bool:
@@ -547,8 +560,7 @@ def _compare_layers(
             continue
         found = minted.pop(at)
         if layer["raster"]:
-            stored = bytes_raster(blob(str(layer["sha256"])).read_bytes())
-            checks.append(_layer(layer, **_same_raster(stored, found.raster)))
+            checks.append(_layer(layer, **_stored_raster(blob, str(layer["sha256"]), found)))
         else:
             count = len((found.data or {}).get("features") or [])  # type: ignore[arg-type]
             want = int(layer["feature_count"])
@@ -565,24 +577,47 @@ def _layer(layer: Mapping[str, Any], *, equal: bool, detail: str) -> LayerCheck:
     return LayerCheck(id=str(layer["id"]), label=str(layer["label"]), equal=equal, detail=detail)
 
 
-def _same_raster(stored: Any, minted: Any) -> dict[str, Any]:
-    """Whether a minted raster is the stored one: its grid, its CRS and every cell."""
-    import numpy as np  # noqa: PLC0415
+def read_blob(path: Path) -> bytes:
+    """A saved input's bytes: a regular file of at most :data:`MAX_BLOB_BYTES`, opened
+    without following a link (an archive someone sent may carry links to ``/dev/zero``,
+    to a FIFO, or to files of the recipient's).
 
+    Raises:
+        OSError: It is missing, a link, not a regular file, or too large (``strerror``
+            says which).
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+    try:
+        handle = os.open(path, flags)
+    except OSError as exc:
+        reason = "a link, not a file" if exc.errno == errno.ELOOP else "missing"
+        raise OSError(exc.errno, reason) from None
+    with os.fdopen(handle, "rb") as file:
+        found = os.fstat(file.fileno())
+        if not stat.S_ISREG(found.st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        if found.st_size > MAX_BLOB_BYTES:
+            raise OSError(errno.EFBIG, f"larger than {MAX_BLOB_BYTES:,} bytes")
+        return file.read(MAX_BLOB_BYTES + 1)[:MAX_BLOB_BYTES]
+
+
+def _stored_raster(blob: Callable[[str], Path], sha: str, found: Any) -> dict[str, Any]:
+    """The chat's raster layer against the replay's, without decompressing what the chat
+    stored: the replayed raster, checked by the sandbox's protocol, is written as geomint
+    stores rasters and its sha256 compared with the layer's (a small stored blob could
+    declare a grid of gigabytes; nothing of it is decoded)."""
+    minted = found.raster
     if minted is None:
         return {"equal": False, "detail": "the replay minted features, the chat a raster"}
     try:
-        raster = minted.to_raster()
+        replayed = minted.to_raster()
     except ValueError as exc:
         return {"equal": False, "detail": f"the replayed raster cannot be read: {exc}"}
-    shape = " x ".join(str(n) for n in stored.array.shape)
-    if raster.array.shape != stored.array.shape:
-        other = " x ".join(str(n) for n in raster.array.shape)
-        return {"equal": False, "detail": f"the chat's grid is {shape} cells, the replay's {other}"}
-    if tuple(raster.transform) != tuple(stored.transform) or raster.crs != stored.crs:
-        return {"equal": False, "detail": "the grid lies elsewhere (its transform or CRS differ)"}
-    nan = np.issubdtype(stored.array.dtype, np.floating)
-    if not np.array_equal(raster.array, stored.array, equal_nan=bool(nan)):
-        changed = int(np.sum(raster.array != stored.array))
-        return {"equal": False, "detail": f"{changed:,} of its {stored.array.size:,} cells differ"}
-    return {"equal": True, "detail": f"{shape} cells, every one equal"}
+    try:
+        read_blob(blob(sha))  # the chat's layer is still there, a plain file
+    except OSError as exc:
+        return {"equal": False, "detail": f"the chat's layer cannot be read: {exc.strerror}"}
+    shape = " x ".join(str(n) for n in replayed.array.shape)
+    if hashlib.sha256(raster_bytes(replayed)).hexdigest() == sha:
+        return {"equal": True, "detail": f"{shape} cells, every one equal (the same bytes)"}
+    return {"equal": False, "detail": f"the replay's {shape} cells are not the chat's"}

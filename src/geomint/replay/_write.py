@@ -33,6 +33,9 @@ __all__ = [
 
 ExportFormat = Literal["notebook", "script"]
 _PUNCTUATION: Final = frozenset(string.punctuation)
+# MathJax's delimiters as code elements, their text as character references (a code span
+# would merge with its neighbour: `$``\` is one span, not two).
+_MATH: Final = {"$": "<code>&#36;</code>", "\\": "<code>&#92;</code>"}
 _BIDI_CONTROLS: Final = frozenset(
     "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
 )
@@ -48,16 +51,30 @@ def escape_markdown(text: str) -> str:
     one as itself), control and text-direction characters are dropped, and each line
     break is kept as a hard break.
 
+    A dollar sign and a backslash become code elements: markdown would give them back as
+    themselves, and the notebook's MathJax, which reads the rendered text, would take
+    ``$...$`` or ``\\(...\\)`` as math (links and styled text among them); it skips code.
+
     >>> escape_markdown("<b>5</b> [x](javascript:y) $a$")
-    '\\<b\\>5\\<\\/b\\> \\[x\\]\\(javascript\\:y\\) \\$a\\$'
+    '\\<b\\>5\\<\\/b\\> \\[x\\]\\(javascript\\:y\\) <code>&#36;</code>a<code>&#36;</code>'
     """
     lines = []
     for line in text.splitlines():
-        kept = "".join(
-            "\\" + c if c in _PUNCTUATION else c for c in line.strip() if not _dropped(c)
-        )
+        kept = "".join(_escaped(c) for c in line.strip() if not _dropped(c))
         lines.append(kept)
     return "  \n".join(lines)
+
+
+def _escaped(char: str) -> str:
+    if char in _MATH:
+        return _MATH[char]
+    return "\\" + char if char in _PUNCTUATION else char
+
+
+def plain(text: str) -> str:
+    """``text`` without control and text-direction characters: safe to print to a
+    terminal (no escape sequence can retitle it, move its cursor or write the clipboard)."""
+    return "".join(c for c in text if c in "\n\t" or not _dropped(c))
 
 
 def _dropped(char: str) -> bool:
@@ -97,8 +114,9 @@ def notebook_text(bundle: Bundle, folder_name: str) -> str:
             f"# {_title(bundle)}\n\n"
             "A geomint chat, exported so that its figures can be recomputed. Each analysis "
             "cell below runs its code in geomint's sandbox (never in this kernel) over the "
-            f"exact inputs the chat read, saved in `{folder_name}/`, and checks every "
-            "figure it mints against the value the chat recorded."
+            "exact inputs the chat read, saved in "
+            f"{escape_markdown(folder_name + '/')}, and checks every figure it mints against "
+            "the value the chat recorded."
         ),
         _nb.v4.new_code_cell(
             "from geomint.replay import open_replay\n\n"
@@ -136,16 +154,16 @@ def script_text(bundle: Bundle, folder_name: str) -> str:
         "",
         f"replay = open_replay(Path(__file__).parent / {folder_name!r})",
         "",
-        f"print({(bundle.title or f'chat {bundle.chat_id}')!r})",
+        f"print({plain(bundle.title or f'chat {bundle.chat_id}')!r})",
     ]
     for cell in bundle.cells:
         out.append("")
         if isinstance(cell, MessageCell):
             text = "".join(t for t, _ in cell.segments)
-            out.append(f"print({_SPEAKERS[cell.role] + ': '!r} + {text!r})")
+            out.append(f"print({_SPEAKERS[cell.role] + ': '!r} + {plain(text)!r})")
         else:
             out.append(f"# {cell.analysis_id}")
-            out.append(f"print({cell.heading!r})")
+            out.append(f"print({plain(cell.heading)!r})")
             lines = "".join(f"\n        {line!r}," for line in cell.code.split("\n"))
             out.append(
                 f"print(replay.run({cell.analysis_id!r}, code='\\n'.join([{lines}\n    ])).text())"

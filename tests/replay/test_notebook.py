@@ -1,6 +1,6 @@
 """An exported notebook, run as a person would run it (nbclient and ipykernel, the kernel
-being this virtual environment's Python): every figure recomputed in the sandbox and
-checked against the chat's ledger, a changed input refused before anything runs."""
+in a fresh virtual environment made by the test): every figure recomputed in the sandbox
+and checked against the chat's ledger, a changed input refused before anything runs."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import hashlib
 import json
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 from typing import Any
 
@@ -24,20 +25,51 @@ from geomint.store import Chats
 pytestmark = pytest.mark.slow
 
 
-#: The kernel the notebooks run on: this virtual environment's Python, named so that no
-#: kernel a developer installed elsewhere (``~/.local/share/jupyter``) is picked instead.
+#: The kernel the notebooks run on, named so that no kernel a developer installed elsewhere
+#: (``~/.local/share/jupyter``) is picked instead.
 KERNEL = "geomint-replay-test"
 
 
+@pytest.fixture(scope="session")
+def fresh_python(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A new virtual environment, made here with ``venv`` (no pip, no network), in which
+    geomint and ipykernel are installed by linking this environment's packages into it
+    (a ``.pth`` line that adds them as a site directory, editable install included): the
+    kernel is its own interpreter and prefix, sharing nothing with this process but the
+    packages' files."""
+    root = tmp_path_factory.mktemp("fresh-venv")
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(root)], check=True)
+    python = root / "bin" / "python"
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    ours = sysconfig.get_paths()["purelib"]
+    (Path(purelib) / "geomint-test.pth").write_text(
+        f"import site; site.addsitedir({ours!r})\n", encoding="utf-8"
+    )
+    return python
+
+
 @pytest.fixture(autouse=True)
-def _kernel(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _kernel(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch, fresh_python: Path
+) -> None:
     root = tmp_path_factory.mktemp("jupyter")
     spec = root / "kernels" / KERNEL
     spec.mkdir(parents=True)
-    argv = [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]
+    argv = [str(fresh_python), "-m", "ipykernel_launcher", "-f", "{connection_file}"]
     kernel = {"argv": argv, "display_name": KERNEL, "language": "python"}
     (spec / "kernel.json").write_text(json.dumps(kernel), encoding="utf-8")
     monkeypatch.setenv("JUPYTER_PATH", str(root))
+
+
+def test_the_kernel_is_a_fresh_environment(fresh_python: Path) -> None:
+    said = subprocess.run(
+        [str(fresh_python), "-c", "import sys, geomint, ipykernel; print(sys.prefix)"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    assert said == str(fresh_python.parent.parent) != sys.prefix
 
 
 def _run(path: Path) -> Any:

@@ -9,7 +9,6 @@ and writes from other sites refused.
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 import os
 from typing import Annotated
 
@@ -19,8 +18,6 @@ from geomint._commands._options import AgentMode, StoreUrl
 from geomint.errors import UsageError
 
 __all__ = ["mcp"]
-
-_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def mcp(
@@ -71,8 +68,10 @@ def mcp(
             return
         import uvicorn  # noqa: PLC0415
 
+        from geomint.server.serving import LOOPBACK_NAMES, is_loopback  # noqa: PLC0415
+
         token = os.environ.get("GEOMINT_TOKEN") or None
-        loopback = _is_loopback(host)
+        loopback = is_loopback(host)
         if token is None and not loopback:
             typer.echo(
                 f"warning: {host} is reachable from other machines and GEOMINT_TOKEN is not "
@@ -80,7 +79,7 @@ def mcp(
                 err=True,
             )
         app = http_app(
-            agent, token=token, allowed_hosts=[*_LOOPBACK_NAMES, host] if loopback else None,
+            agent, token=token, allowed_hosts=[*LOOPBACK_NAMES, host] if loopback else None,
             chat_id=chat,
         )  # fmt: skip
         typer.echo(f"geomint mcp http://{host}:{port}/mcp, sandbox {sandbox}", err=True)
@@ -89,15 +88,6 @@ def mcp(
         _fail(str(exc))
     finally:
         agent.close()
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _fail(message: str) -> None:

@@ -7,7 +7,6 @@ default; on any other address set GEOMINT_TOKEN so that the API needs it.
 
 from __future__ import annotations
 
-import ipaddress
 import os
 import sys
 import webbrowser
@@ -72,11 +71,15 @@ def serve(
     from geomint.models.demo import DemoModel  # noqa: PLC0415
     from geomint.server import create_app  # noqa: PLC0415
     from geomint.server.app import TurnLimiter  # noqa: PLC0415
-    from geomint.server.serving import uvicorn_options  # noqa: PLC0415
+    from geomint.server.serving import (  # noqa: PLC0415
+        LOOPBACK_NAMES,
+        is_loopback,
+        uvicorn_options,
+    )
 
     pydantic_ai.BANNER_ENABLED = False
     token = os.environ.get("GEOMINT_TOKEN") or None
-    if token is None and not _is_loopback(host):
+    if token is None and not is_loopback(host):
         typer.echo(
             f"warning: {host} is reachable from other machines and GEOMINT_TOKEN is not set: "
             "anyone who can reach it can use the model and the sandbox",
@@ -95,7 +98,7 @@ def serve(
         sandbox = agent.ready()
         # On localhost, answer only to the loopback names: a site whose domain resolves to
         # 127.0.0.1 must not reach the app (DNS rebinding). Elsewhere, --allowed-host.
-        hosts = [*_LOOPBACK_NAMES, host] if _is_loopback(host) else allowed_host or None
+        hosts = [*LOOPBACK_NAMES, host] if is_loopback(host) else allowed_host or None
         app = create_app(
             agent,
             token=token,
@@ -127,24 +130,12 @@ def serve(
         agent.close()
 
 
-_LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
-
-
 def _has_desktop() -> bool:
     """Whether a graphical browser can open: without one, Python's webbrowser would start
     a text browser (lynx, w3m) inside this terminal instead."""
     if sys.platform in ("darwin", "win32"):
         return True
     return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
-
-
-def _is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _fail(message: str) -> None:

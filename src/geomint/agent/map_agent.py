@@ -786,8 +786,10 @@ class MapAgent:
         run_id = "c-" + secrets.token_urlsafe(9)
         call_id = f"{run_id}-1"
         async with self._chat_locks.setdefault(chat_id, asyncio.Lock()):
-            self.open_chat(chat_id)
-            before = self.chats.open(chat_id)
+            try:
+                before = self.chats.open(chat_id)
+            except NoSuchChatError:
+                before = self.chats.create(chat_id)
             context = self.context(chat_id, run_id)
             turn = TurnTools(
                 context=context,
@@ -799,8 +801,7 @@ class MapAgent:
             text = await run_tool_call(
                 name, self._with_coverage(entry), turn, None, call_id, dict(arguments)
             )
-            self.chats.append(chat_id, run_id, [RunEnded(steps=1)])
-            after = self.chats.open(chat_id)
+            after = self.chats.append(chat_id, run_id, [RunEnded(steps=1)])
         result = json.loads(text)
         known = {v.id for v in before.values}
         return ToolCallOutcome(

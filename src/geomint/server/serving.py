@@ -36,6 +36,7 @@ Proxy headers are read only from the proxies the operator names.
 from __future__ import annotations
 
 import asyncio
+import ipaddress
 import resource
 from collections.abc import Iterable
 from typing import Any, Final
@@ -45,7 +46,14 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from geomint import audit
 
-__all__ = ["HEADER_TIMEOUT_S", "MAX_WAITING", "WRITE_TIMEOUT_S", "uvicorn_options"]
+__all__ = [
+    "HEADER_TIMEOUT_S",
+    "LOOPBACK_NAMES",
+    "MAX_WAITING",
+    "WRITE_TIMEOUT_S",
+    "is_loopback",
+    "uvicorn_options",
+]
 
 #: Seconds a connection may wait without the app answering a request of it: to send its
 #: request's headers, or idle between requests.
@@ -57,6 +65,20 @@ WRITE_TIMEOUT_S: Final = 10.0
 MAX_WAITING: Final = 1000
 #: uvicorn's default listen backlog, kept when the open-file limit allows.
 _BACKLOG: Final = 2048
+
+
+#: The names a server on localhost answers to (DNS rebinding: no other name reaches it).
+LOOPBACK_NAMES: Final = ("localhost", "127.0.0.1", "::1")
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` (a listening address) is reachable from this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
 
 
 def uvicorn_options(

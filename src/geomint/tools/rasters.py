@@ -73,15 +73,15 @@ async def _zonal(arguments: ZonalStatsInput, ctx: ToolContext) -> ToolResult:
             hint="pass a geometries, byod or tables entry as zones_entry_id",
         )
     ids = entry_ids_by_kind([arguments.raster_entry_id, arguments.zones_entry_id])
-    run = await run_code(
-        ctx,
-        CodeCall(
-            tool="zonal_stats",
-            code=_body(arguments, zones_kind),
-            ids_by_kind=ids,
-            name=f"zonal-{arguments.raster_entry_id}-{arguments.zones_entry_id}",
-        ),
-    )
+    name = f"zonal-{arguments.raster_entry_id}-{arguments.zones_entry_id}"
+    return await _run_body(ctx, "zonal_stats", _body(arguments, zones_kind), ids, name)
+
+
+async def _run_body(
+    ctx: ToolContext, tool: str, code: str, ids: dict[str, list[str]], name: str
+) -> ToolResult:
+    """Run a tool's written body as analyse_data runs code; the result shows the code."""
+    run = await run_code(ctx, CodeCall(tool=tool, code=code, ids_by_kind=ids, name=name))
     out = run.for_model(_RESULT_CHARS)
     out["code"] = run.record.code
     return ToolResult(model=out, failed=not run.ok)
@@ -160,18 +160,8 @@ def _resample_body(arguments: ResampleRasterInput) -> str:
 
 async def _resample(arguments: ResampleRasterInput, ctx: ToolContext) -> ToolResult:
     ids = entry_ids_by_kind([arguments.raster_entry_id, arguments.like_entry_id])
-    run = await run_code(
-        ctx,
-        CodeCall(
-            tool="resample_raster",
-            code=_resample_body(arguments),
-            ids_by_kind=ids,
-            name=f"resample-{arguments.raster_entry_id}-{arguments.like_entry_id}",
-        ),
-    )
-    out = run.for_model(_RESULT_CHARS)
-    out["code"] = run.record.code
-    return ToolResult(model=out, failed=not run.ok)
+    name = f"resample-{arguments.raster_entry_id}-{arguments.like_entry_id}"
+    return await _run_body(ctx, "resample_raster", _resample_body(arguments), ids, name)
 
 
 RESAMPLE_RASTER: Final = ToolEntry(
@@ -230,18 +220,9 @@ def _area_body(arguments: RasterAreaInput) -> str:
 
 
 async def _area(arguments: RasterAreaInput, ctx: ToolContext) -> ToolResult:
-    run = await run_code(
-        ctx,
-        CodeCall(
-            tool="raster_area",
-            code=_area_body(arguments),
-            ids_by_kind=entry_ids_by_kind([arguments.raster_entry_id]),
-            name=f"area-{arguments.raster_entry_id}",
-        ),
-    )
-    out = run.for_model(_RESULT_CHARS)
-    out["code"] = run.record.code
-    return ToolResult(model=out, failed=not run.ok)
+    ids = entry_ids_by_kind([arguments.raster_entry_id])
+    name = f"area-{arguments.raster_entry_id}"
+    return await _run_body(ctx, "raster_area", _area_body(arguments), ids, name)
 
 
 RASTER_AREA: Final = ToolEntry(

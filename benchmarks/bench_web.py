@@ -98,11 +98,17 @@ _HOOKS = """(() => {
                 map.once('load', () => { marks.load = performance.now(); });
                 map.on('idle', () => {
                     marks.idle.push(performance.now());
-                    // The entries' sources drawn at this idle (loaded, with their layers).
-                    marks.drawnSources.push([...new Set(map.getLayersOrder()
+                    // The entries drawn at this idle: a source loaded, with its layers, or
+                    // a layer of many points (the page's own, points.js) that drew its data.
+                    const order = map.getLayersOrder();
+                    marks.drawnSources.push([...new Set(order
                         .filter((id) => id.startsWith('entry-') && id.endsWith('-circle'))
                         .map((id) => id.slice(0, -'-circle'.length)))]
-                        .filter((id) => map.getSource(id) && map.isSourceLoaded(id)));
+                        .filter((id) => map.getSource(id) && map.isSourceLoaded(id))
+                        .concat(order
+                            .filter((id) => id.startsWith('entry-') && id.endsWith('-points')
+                                && map.getLayer(id).implementation.drawn)
+                            .map((id) => id.slice(0, -'-points'.length))));
                 });
             }
             if (given && given.ready && !marks.waiting) {

@@ -15,7 +15,7 @@ import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
 from tests.e2e.layers import point_grid
-from tests.e2e.test_web_app import drop_file, health, open_chat, wait_sources
+from tests.e2e.test_web_app import RUN_MS, drop_file, health, open_chat, wait_sources
 
 if TYPE_CHECKING:
     from tests.e2e.conftest import Shot
@@ -277,7 +277,10 @@ def test_a_table_of_100000_points_draws_only_the_rows_in_view(page: Page, server
             headers={"content-type": "application/octet-stream"},
         ).raise_for_status()
     open_chat(page, f"/chat/{chat_id}")
-    wait_sources(page, "entry-byod-1")
+    # Drawn by the page's own point layer (points.js), whose data the table reads.
+    page.wait_for_function(
+        "() => window.geomint.map.getLayer('entry-byod-1-points')", timeout=RUN_MS
+    )
     table = open_table(page, "byod-1")
 
     expect(table.locator("[role='grid']")).to_have_attribute("aria-rowcount", "100001")

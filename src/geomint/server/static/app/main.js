@@ -24,7 +24,7 @@ const state = { chatId: null, health: null, controller: null, current: null, ope
 /** The figures the open chat minted, by id: what a cited figure's chip opens. */
 const figures = new Map();
 const liveMap = new LiveMap("map");
-const table = new AttributeTable(liveMap.map);
+const table = new AttributeTable(liveMap);
 const mapSettings = new MapSettings(liveMap);
 liveMap.map.addControl(mapSettings.control(), "top-left");
 mapSettings.onChange = (change) => api(`/api/chats/${state.chatId}/map`, {

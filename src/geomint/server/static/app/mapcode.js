@@ -258,7 +258,8 @@ export class MapCode {
   /** A diff id's map id: map code's own, or an entry's source or layer; null if neither. */
   sourceId(id) {
     if (this.sources.has(id)) return PREFIX + id;
-    if (this.liveMap.entries.has(id)) return `entry-${id}`;
+    // An entry drawn by points.js gets MapLibre's source and layers, which map code styles.
+    if (this.liveMap.entries.has(id) && this.liveMap.standardLayers(id)) return `entry-${id}`;
     return null;
   }
 
@@ -266,7 +267,7 @@ export class MapCode {
     if (typeof id !== "string") return null;
     if (this.layers.has(id)) return PREFIX + id;
     const entry = ENTRY_LAYER.exec(id);
-    if (entry && this.liveMap.entries.has(entry[1])) return `entry-${id}`;
+    if (entry && this.liveMap.entries.has(entry[1]) && this.liveMap.standardLayers(entry[1])) return `entry-${id}`;
     return null;
   }
 

@@ -52,12 +52,96 @@ function sizeOf(style, fixed) {
     by.low, by.smallest, by.high, by.largest];
 }
 
+/** A circle's radius in pixels at `zoom` when the style fixes none: 2.5 at zoom 11 and
+ * below, 6 at 16 and above, linear between (MapLibre's circle layer is given the same). */
+export function circleRadiusAt(zoom) {
+  return 2.5 + (6 - 2.5) * Math.min(1, Math.max(0, (zoom - 11) / 5));
+}
+
+const CIRCLE_RADIUS = ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6];
+
+/**
+ * The style's colour of a feature as a function of its properties, giving [r, g, b, a]
+ * bytes: what `colourOf`'s expression makes MapLibre draw, for the page's own point layer
+ * (points.js). The two are kept side by side so they change together.
+ */
+export function colourTable(style) {
+  const base = colour(style.color, FALLBACK_STYLE.color);
+  const bytesOf = rgbaBytes();
+  const by = style.color_by;
+  const fixed = bytesOf(base);
+  if (!by || !Array.isArray(by.classes) || !by.classes.length) return () => fixed;
+  const other = bytesOf(colour(by.classes.find((c) => c.other)?.color, base));
+  const classes = by.classes.filter((c) => !c.other);
+  if (!classes.length) return () => other;
+  const property = by.property;
+  if (by.kind === "graduated") {
+    const steps = classes.map((c, i) => [i === 0 ? -Infinity : c.low, bytesOf(colour(c.color, base))]);
+    return (properties) => {
+      const value = properties[property];
+      if (typeof value !== "number") return other;
+      let found = steps[0][1];
+      for (const [low, bytes] of steps) if (value >= low) found = bytes;
+      return found;
+    };
+  }
+  const byText = new Map();
+  for (const c of classes) if (!byText.has(String(c.value))) byText.set(String(c.value), bytesOf(colour(c.color, base)));
+  return (properties) => byText.get(asText(properties[property])) ?? other;
+}
+
+/** A feature's size in pixels by `size_by` as a function of its properties, or null when
+ * the style sizes nothing by data (what `sizeOf`'s expression makes MapLibre draw). */
+export function sizeTable(style) {
+  const by = style.size_by;
+  if (!by) return null;
+  if (!(by.high > by.low)) return () => by.smallest;
+  const span = by.high - by.low;
+  return (properties) => {
+    const value = asNumber(properties[by.property], by.low);
+    const t = Math.min(1, Math.max(0, (value - by.low) / span));
+    return by.smallest + t * (by.largest - by.smallest);
+  };
+}
+
+/** MapLibre's `to-string` of a property value: "" for none, JSON for objects. */
+function asText(value) {
+  if (value === null || value === undefined) return "";
+  if (typeof value === "object") return JSON.stringify(value);
+  return String(value);
+}
+
+/** MapLibre's `to-number` of a property value, `fallback` when text is not a number. */
+function asNumber(value, fallback) {
+  if (value === null || value === undefined || value === false) return 0;
+  if (value === true) return 1;
+  if (typeof value === "number") return value;
+  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  return Number.isNaN(number) ? fallback : number;
+}
+
+/** A function from a colour (checked by `colour`) to its [r, g, b, a] bytes. The browser
+ * parses it (named colours too), once per colour. */
+function rgbaBytes() {
+  const context = document.createElement("canvas").getContext("2d", { willReadFrequently: true });
+  const known = new Map();
+  return (css) => {
+    if (!known.has(css)) {
+      context.clearRect(0, 0, 1, 1);
+      context.fillStyle = "#000000";
+      context.fillStyle = css;
+      context.fillRect(0, 0, 1, 1);
+      known.set(css, Uint8Array.from(context.getImageData(0, 0, 1, 1).data));
+    }
+    return known.get(css);
+  };
+}
+
 /** Paint properties of each of an entry's layers (fill, line, circle, label). */
 export function paintOf(style, kind) {
   const s = style || FALLBACK_STYLE;
   const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
   const color = colourOf(s);
-  const zoomRadius = ["interpolate", ["linear"], ["zoom"], 11, 2.5, 16, 6];
   // Hidden and shown at once: MapLibre fades a paint change over 300 ms by default, and a
   // person who unticks a layer expects it gone (the map is idle again one frame later).
   const now = { duration: 0, delay: 0 };
@@ -74,7 +158,7 @@ export function paintOf(style, kind) {
       "circle-color": color,
       "circle-opacity": opacity,
       "circle-stroke-opacity": opacity,
-      "circle-radius": sizeOf(s, Number.isFinite(s.radius) ? s.radius : zoomRadius),
+      "circle-radius": sizeOf(s, Number.isFinite(s.radius) ? s.radius : CIRCLE_RADIUS),
       "circle-opacity-transition": now,
       "circle-stroke-opacity-transition": now,
       "circle-stroke-width-transition": now,

@@ -27,8 +27,10 @@ const MOVES = {
 };
 
 export class AttributeTable {
-  /** A closed table over `map` (a maplibregl.Map); `open` shows an entry's rows. */
-  constructor(map) {
+  /** A closed table over `liveMap` (map.js's LiveMap); `open` shows an entry's rows. */
+  constructor(liveMap) {
+    const map = liveMap.map;
+    this.liveMap = liveMap;
     this.map = map;
     this.highlight = new Highlight(map);
     this.entryId = null;
@@ -42,10 +44,10 @@ export class AttributeTable {
     this.opener = null;
     this.#build();
     map.on("click", (event) => this.#pickOnMap(event));
-    // A new version of the entry replaces its source's data: show that instead.
-    map.on("sourcedata", (event) => {
-      if (this.entryId !== null && event.sourceId === this.#sourceId() && this.#sourceData() !== this.data) this.#load();
-    });
+    // A new version of the entry replaces its features: show those instead.
+    liveMap.onData = (entryId) => {
+      if (entryId === this.entryId && this.#sourceData() !== this.data) this.#load();
+    };
   }
 
   /** Show the table of `entryId`; `opener` (the button pressed) gets the focus back on close. */
@@ -72,12 +74,8 @@ export class AttributeTable {
     this.opener = null;
   }
 
-  #sourceId() {
-    return `entry-${this.entryId}`;
-  }
-
   #sourceData() {
-    const data = this.map.getSource(this.#sourceId())?.serialize().data;
+    const data = this.liveMap.entryData(this.entryId);
     return data && data.type === "FeatureCollection" ? data : null;
   }
 
@@ -284,10 +282,8 @@ export class AttributeTable {
   /** A click on a feature of the open entry selects its row. */
   #pickOnMap(event) {
     if (this.entryId === null || !this.data) return;
-    const source = this.#sourceId();
-    const layers = this.map.getLayersOrder().filter((id) => this.map.getLayer(id)?.source === source);
-    const [feature] = this.map.queryRenderedFeatures(event.point, { layers });
-    if (feature && Number.isInteger(feature.id) && feature.id < this.data.features.length) this.#select(feature.id);
+    const feature = this.liveMap.featureAt(event.point, this.entryId);
+    if (feature && Number.isInteger(feature.index) && feature.index < this.data.features.length) this.#select(feature.index);
   }
 }
 

@@ -423,8 +423,13 @@ export class LiveMap {
     if (this.map.getLayer(`${id}-label`)) return;
     const labels = labelsOf(entry.style, this.language);
     if (this.map.getZoom() < labels.minzoom) return;
+    // Whether any feature has the property labelled, looked for once per entry version.
     const property = entry.style.label_by || "name";
-    if (!entry.data.features.some((f) => f.properties?.[property] !== undefined && f.properties?.[property] !== null)) return;
+    entry.labelled ??= new Map();
+    if (!entry.labelled.has(property)) {
+      entry.labelled.set(property, entry.data.features.some((f) => f.properties?.[property] !== undefined && f.properties?.[property] !== null));
+    }
+    if (!entry.labelled.get(property)) return;
     if (!this.map.getSource(id)) this.#addSource(id, entry.data);
     const order = this.map.getLayersOrder();
     const next = order[order.indexOf(entry.points.id) + 1];

@@ -140,6 +140,17 @@ def test_many_points_are_drawn_by_the_page_and_handled_as_any_layer(
     page.wait_for_function("() => window.geomint.shown('byod-1')")
     assert _near(page.evaluate(_PIXEL, [x, y]), colour)
 
+    # A switch of basemap keeps the layer (MapLibre's new style leaves out custom layers).
+    page.get_by_label("Basemap style").select_option("Dark")
+    page.wait_for_function(
+        "() => window.geomint.map.getLayer('streets-major')"
+        " && window.geomint.map.getPaintProperty('streets-major', 'line-color') === '#3a3f45'"
+    )
+    assert (
+        page.evaluate("() => window.geomint.map.getLayer('entry-byod-1-points').type") == "custom"
+    )
+    assert _near(page.evaluate(_PIXEL, [x, y]), colour)
+
 
 def test_map_code_over_many_points_styles_maplibres_layer_of_them(
     page: Page, many_points: str

@@ -53,6 +53,7 @@ export class MapSettings {
     });
     this.style = name;
     await changed;
+    this.liveMap.styleReplaced();
     this.#recolour(found.theme);
     this.#sync();
   }

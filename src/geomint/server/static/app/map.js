@@ -163,6 +163,18 @@ export class LiveMap {
     return true;
   }
 
+  /** The basemap style was replaced: MapLibre carries over only what its style serializes,
+   * which leaves out custom layers, so points.js's layers are added again, in their order. */
+  styleReplaced() {
+    let added = false;
+    for (const entry of this.entries.values()) {
+      if (!entry.points || this.map.getLayer(entry.points.id)) continue;
+      this.map.style.addLayer(entry.points, undefined, UNCHECKED);
+      added = true;
+    }
+    if (added) this.#restack();
+  }
+
   /** The FeatureCollection an entry's features came in (as drawn), or null. */
   entryData(entry_id) {
     return this.entries.get(entry_id)?.data ?? null;

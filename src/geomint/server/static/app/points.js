@@ -135,6 +135,8 @@ export class PointLayer {
   }
 
   onAdd(map, gl) {
+    // Added again after a basemap switch (map.js's styleReplaced): what the last add made goes.
+    if (this.program) this.onRemove(map, gl);
     this.map = map;
     this.program = program(gl, VERTEX, FRAGMENT);
     this.buffer = gl.createBuffer();

@@ -11,6 +11,9 @@ from geomint.errors import SandboxUnavailableError
 from geomint.sandbox import Sandbox
 from geomint.testing import NetworkGuard, offline
 
+# The `serial` marker: under xdist, a test marked with it runs while the other workers wait.
+pytest_plugins = ["tests.serial"]
+
 
 @pytest.fixture(scope="session", autouse=True)
 def _offline_session() -> Iterator[NetworkGuard]:

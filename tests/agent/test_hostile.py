@@ -491,6 +491,7 @@ def test_cutting_a_wide_dict_does_not_measure_every_key(monkeypatch: pytest.Monk
     assert calls < 2_000
 
 
+@pytest.mark.serial  # the bound is a stall: another worker's load would lengthen it
 def test_a_large_envelope_does_not_block_the_event_loop(tmp_path: Path) -> None:
     features = [_point(24.9 + i * 1e-6, 60.1, i=i) for i in range(60_000)]
     ctx = _context(_Canned({"places": _fc(*features)}), tmp_path)
@@ -504,6 +505,7 @@ def test_a_large_envelope_does_not_block_the_event_loop(tmp_path: Path) -> None:
     assert run(go()) < 1.0  # seconds: the defect blocked it for 7.5 s; the GIL is shared
 
 
+@pytest.mark.serial  # the bound is a stall: another worker's load would lengthen it
 def test_clustering_many_features_does_not_block_the_event_loop(tmp_path: Path) -> None:
     features = [
         _point(24.9 + (i % 100) * 1e-4, 60.1 + (i // 100) * 1e-4, id=i) for i in range(2_000)

@@ -44,6 +44,19 @@ ALWAYS_ALLOWED: tuple[tuple[str, str], ...] = ()
 _LOCAL_SCHEMES = frozenset({"data", "blob", "about", "chrome-error"})
 
 
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the browser tests on one xdist worker (``--dist loadgroup``).
+
+    One server and one Chromium then serve them all, and the other worker runs the rest of
+    the suite beside them rather than a second browser rendering in software.
+    """
+    here = Path(__file__).parent
+    for item in items:
+        if item.path.is_relative_to(here):
+            item.add_marker(pytest.mark.xdist_group("e2e"))
+
+
 @pytest.fixture(scope="session")
 def chromium() -> Path:
     """Debian's Chromium, or a skip (a failure on CI) when it is not installed."""

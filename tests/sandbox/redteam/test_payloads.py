@@ -270,6 +270,12 @@ def _followup(attack: Attack) -> None:
 # -- parametrisation -------------------------------------------------------------------------
 
 
+#: Families whose payloads run until the wall clock or the memory limit stops them: each
+#: must be killed within the wall clock plus KILL_SLACK_S, so it runs while no other
+#: test loads the machine (a memory bomb that a busy machine slows meets the clock first).
+_RACES = frozenset({"wall clock", "memory bombs"})
+
+
 def _params() -> list[Any]:
     params = []
     for payload in PAYLOADS:
@@ -277,6 +283,8 @@ def _params() -> list[Any]:
             if name.endswith("gate1-on") and payload.gate1 == "off-only":
                 continue
             marks = []
+            if payload.family in _RACES:
+                marks.append(pytest.mark.serial)
             mode = name.split("-")[0]
             if mode in payload.xfail:
                 marks.append(pytest.mark.xfail(

@@ -163,6 +163,11 @@ async function openChat(chatId, { push = false } = {}) {
   // chat of 50 turns took 17 s to open (2 cores, WebGL in software).
   const fetched = await Promise.all(restored.map(async (entry) =>
     entry.geojson || !entry.geojson_url ? entry : { ...entry, geojson: await liveMap.fetchGeojson(entry.geojson_url) }));
+  if (ticket !== state.opening) return;
+  // The camera goes where the chat leaves it before the basemap has loaded, so that its
+  // tiles are asked for once, for that view (set again below, where nothing then moves).
+  if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
+  else liveMap.fitParts(fetched);
   await liveMap.loaded; // on the first open, the map's style may still be loading
   if (ticket !== state.opening) return;
   for (const entry of fetched) await liveMap.setEntry(entry);

@@ -326,9 +326,19 @@ export class LiveMap {
   /** Fit every visible entry (after a reload with no stored camera move). */
   fitEntries() {
     let box = null;
-    for (const [entryId, entry] of this.entries) {
-      if (entry.raster || entry.points) box = grow(box, entry.bbox);
-      else box = bboxOf(this.map.getSource(`entry-${entryId}`)?.serialize().data, box);
+    for (const entry of this.entries.values()) box = grow(box, entry.bbox);
+    if (box) this.view({ bbox: box }, { animate: false });
+  }
+
+  /** Fit the entries of parts not drawn yet (a chat being opened), so that the basemap asks
+   * for its tiles once, for the view the chat ends up at, rather than for the view before. */
+  fitParts(parts) {
+    let box = null;
+    for (const part of parts) {
+      const corners = part.raster?.coordinates;
+      if (part.raster && Array.isArray(part.bbox) && part.bbox.length === 4) box = grow(box, part.bbox);
+      else if (part.raster && Array.isArray(corners) && corners.length === 4) box = grow(box, boxOfCorners(corners));
+      else if (part.geojson?.type === "FeatureCollection") box = bboxOf(part.geojson, box);
     }
     if (box) this.view({ bbox: box }, { animate: false });
   }

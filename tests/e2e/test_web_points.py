@@ -62,6 +62,16 @@ _LOOK_AT = """([lon, lat, zoom]) => new Promise((resolve) => {
 })"""
 
 
+#: Lose the map's WebGL context and get it back, as a GPU reset does.
+_LOSE_CONTEXT = """() => new Promise((resolve) => {
+    const map = window.geomint.map;
+    const lose = map.painter.context.gl.getExtension('WEBGL_lose_context');
+    map.once('webglcontextlost', () => setTimeout(() => lose.restoreContext(), 50));
+    map.once('webglcontextrestored', () => map.once('idle', resolve));
+    lose.loseContext();
+})"""
+
+
 def _grid_point(n: int) -> tuple[float, float]:
     """Feature ``n`` of :func:`point_grid`'s grid, as ``[lon, lat]``."""
     return round(24.80 + n % 400 * 0.0007, 6), round(60.12 + n // 400 * 0.0003, 6)
@@ -151,6 +161,13 @@ def test_many_points_are_drawn_by_the_page_and_handled_as_any_layer(
     )
     assert _near(page.evaluate(_PIXEL, [x, y]), colour)
 
+    # So does a lost WebGL context, restored: MapLibre rebuilds its style without it.
+    page.evaluate(_LOSE_CONTEXT)
+    page.wait_for_function(
+        "() => window.geomint.map.getLayer('entry-byod-1-points')", timeout=RUN_MS
+    )
+    assert _near(page.evaluate(_PIXEL, [x, y]), colour)
+
 
 def test_map_code_over_many_points_styles_maplibres_layer_of_them(
     page: Page, many_points: str
@@ -205,26 +222,20 @@ _STYLES: list[dict[str, Any]] = [
         "size_by": {"property": "size", "low": 5, "high": 5, "smallest": 4, "largest": 9},
     },
     {"color": "#f08c0080", "color_by": None, "size_by": None},
+    {
+        "color": "#495057",
+        "color_by": {"property": "constructor", "kind": "categorical", "classes": [
+            {"value": "", "color": "#e03131", "count": 1},
+            {"other": True, "color": "#1971c2", "count": 1},
+        ]},
+        "size_by": {"property": "toString", "low": 0, "high": 10, "smallest": 2, "largest": 8},
+    },
 ]  # fmt: skip
 #: A feature without the property at all.
 MISSING = "(missing)"
 _VALUES = [
-    "cafe",
-    2,
-    "2",
-    True,
-    None,
-    -5,
-    0,
-    9.99,
-    10,
-    99,
-    100,
-    5000,
-    "12",
-    {"a": 1},
-    [1, 2],
-    MISSING,
+    *["cafe", 2, "2", True, False, None, -5, 0, 9.99, 10, 99, 100, 5000, "12", "", " ", "x"],
+    *[{"a": 1}, [1, 2], [5], MISSING],
 ]
 
 #: For each style and property value: what MapLibre evaluates colourOf's and the circle
@@ -247,7 +258,8 @@ _BOTH = """async ([styles, values, missing]) => {
         const colours = colourTable(style);
         const sizes = sizeTable(style);
         for (const value of values) {
-            const properties = value === missing ? {} : {kind: value, size: value};
+            const properties = value === missing ? {} : {kind: value, size: value,
+                constructor: value, toString: value};
             const feature = {type: 1, properties, geometry: []};
             const c = layer.paint.get('circle-color').evaluate(feature, {});
             const maplibre = [c.r, c.g, c.b, c.a].map((v, k) => Math.round(

@@ -39,6 +39,7 @@ export class MapSettings {
     if (!found || name === this.style) return this.#sync();
     await this.liveMap.loaded;
     const changed = new Promise((resolve) => this.map.once("style.load", resolve));
+    const places = this.liveMap.pointPlaces();
     this.map.setStyle(found.url, {
       diff: false,
       // Keep what the page drew (streets, labels, entries) over the new basemap.
@@ -53,7 +54,7 @@ export class MapSettings {
     });
     this.style = name;
     await changed;
-    this.liveMap.styleReplaced();
+    this.liveMap.styleReplaced(places);
     this.#recolour(found.theme);
     this.#sync();
   }

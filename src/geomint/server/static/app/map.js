@@ -7,7 +7,7 @@
 // labels or map code need one.
 
 import * as maplibregl from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
-import { FALLBACK_STYLE, labelsOf, paintOf, rasterPaintOf } from "./styles.js";
+import { FALLBACK_STYLE, labelsOf, paintOf, propertyOf, rasterPaintOf } from "./styles.js";
 import { PointLayer } from "./points.js";
 import { addCityLabels, addCityLand, fetchCityLand } from "./city.js";
 
@@ -75,6 +75,20 @@ export class LiveMap {
         resolve();
       }));
     this.map.on("click", (event) => this.#popup(event));
+    // MapLibre rebuilds its style after a lost WebGL context is restored, without custom
+    // layers: points.js's are put back where they were.
+    let places = new Map();
+    this.map.on("webglcontextlost", () => { places = this.pointPlaces(); });
+    this.map.on("webglcontextrestored", () => {
+      const restore = () => {
+        try {
+          this.styleReplaced(places);
+        } catch {
+          this.map.once("styledata", restore); // its style still loading
+        }
+      };
+      restore();
+    });
     // A move with an input event behind it is the person's; the app's own moves have none.
     this.map.on("movestart", (event) => { if (event.originalEvent) this.movedByPerson = true; });
     this.map.on("zoomend", () => { for (const entryId of this.entries.keys()) this.#showLabels(entryId); });
@@ -152,27 +166,46 @@ export class LiveMap {
     if (!entry) return false;
     if (!entry.points) return true;
     const id = `entry-${entry_id}`;
-    const order = this.map.getLayersOrder();
-    const next = order[order.indexOf(entry.points.id) + 1];
+    const next = this.#above(entry.points.id, [`${id}-label`]);
     this.map.removeLayer(entry.points.id);
     entry.points = null;
     if (this.map.getLayer(`${id}-label`)) this.map.removeLayer(`${id}-label`);
     if (!this.map.getSource(id)) this.#addSource(id, entry.data);
-    this.#addLayers(id, entry.kind, entry.style, next && this.map.getLayer(next) ? next : undefined);
+    this.#addLayers(id, entry.kind, entry.style, next);
     this.#applyStyle(entry_id);
     return true;
   }
 
-  /** The basemap style was replaced: MapLibre carries over only what its style serializes,
-   * which leaves out custom layers, so points.js's layers are added again, in their order. */
-  styleReplaced() {
-    let added = false;
+  /** The first layer above `layerId` that is neither a custom layer nor one of `skipped`,
+   * or undefined when there is none (on top). */
+  #above(layerId, skipped = []) {
+    const order = this.map.getLayersOrder();
+    for (const id of order.slice(order.indexOf(layerId) + 1)) {
+      if (!skipped.includes(id) && this.map.getLayer(id)?.type !== "custom") return id;
+    }
+    return undefined;
+  }
+
+  /** Where each of points.js's layers is in the style now: the layer above it (what a
+   * replaced style keeps), to put it back there with styleReplaced. */
+  pointPlaces() {
+    const places = new Map();
+    for (const entry of this.entries.values()) {
+      if (entry.points && this.map.getLayer(entry.points.id)) places.set(entry.points.id, this.#above(entry.points.id));
+    }
+    return places;
+  }
+
+  /** The style was replaced (a basemap switch, a lost WebGL context restored): MapLibre
+   * carries over only what its style serializes, which leaves out custom layers, so
+   * points.js's layers are added again where `places` (pointPlaces' answer) says. */
+  styleReplaced(places = new Map()) {
     for (const entry of this.entries.values()) {
       if (!entry.points || this.map.getLayer(entry.points.id)) continue;
-      this.map.style.addLayer(entry.points, undefined, UNCHECKED);
-      added = true;
+      const next = places.get(entry.points.id);
+      this.map.style.addLayer(entry.points, next && this.map.getLayer(next) ? next : undefined, UNCHECKED);
     }
-    if (added) this.#restack();
+    this.map.triggerRepaint();
   }
 
   /** The FeatureCollection an entry's features came in (as drawn), or null. */
@@ -449,13 +482,17 @@ export class LiveMap {
     const property = entry.style.label_by || "name";
     entry.labelled ??= new Map();
     if (!entry.labelled.has(property)) {
-      entry.labelled.set(property, entry.data.features.some((f) => f.properties?.[property] !== undefined && f.properties?.[property] !== null));
+      entry.labelled.set(property, entry.data.features.some((f) => propertyOf(f.properties, property) !== null));
     }
     if (!entry.labelled.get(property)) return;
-    if (!this.map.getSource(id)) this.#addSource(id, entry.data);
-    const order = this.map.getLayersOrder();
-    const next = order[order.indexOf(entry.points.id) + 1];
-    this.#addLabelLayer(id, entry.style, next && this.map.getLayer(next) ? next : undefined);
+    try {
+      if (!this.map.getSource(id)) this.#addSource(id, entry.data);
+      this.#addLabelLayer(id, entry.style, this.#above(entry.points.id));
+    } catch {
+      // The style is being replaced (a lost WebGL context restored): once it is idle again.
+      this.map.once("idle", () => this.#labelSource(entry_id));
+      return;
+    }
     this.#applyStyle(entry_id);
   }
 

@@ -1,5 +1,5 @@
 // A large layer of points drawn by the page's own WebGL, as kepler.gl and deck.gl draw one:
-// one buffer of positions, colours and sizes on the GPU, one draw call a frame.
+// one buffer of positions, colours and sizes on the GPU, a few draw calls a frame.
 //
 // Why not MapLibre's circle layer: a GeoJSON source is copied to MapLibre's worker, indexed,
 // cut into tiles and each tile's circles laid out and written again as a vector tile, all
@@ -16,6 +16,7 @@ import { FALLBACK_STYLE, circleRadiusAt, colourTable, sizeTable } from "./styles
 
 const VERTEX = `
 uniform mat4 u_matrix;
+uniform float u_centre_w;
 uniform float u_radius;
 uniform float u_stroke;
 uniform float u_pixel_ratio;
@@ -30,7 +31,9 @@ void main() {
   v_radius = a_radius >= 0.0 ? a_radius : u_radius;
   // The ring and a pixel for the smoothed edge are drawn outside the radius.
   v_extent = v_radius + u_stroke + 1.0;
-  gl_PointSize = 2.0 * v_extent * u_pixel_ratio;
+  // On a tilted map a far circle is drawn smaller, as MapLibre's circles ("circle-pitch-scale":
+  // "map"): by the distance to the view's centre over the distance to the point.
+  gl_PointSize = 2.0 * v_extent * u_pixel_ratio * u_centre_w / gl_Position.w;
   v_color = a_color;
 }`;
 
@@ -54,12 +57,16 @@ void main() {
 
 /** Bytes of one point in the buffer: x, y (float32 offsets), RGBA (bytes), radius (float32). */
 const STRIDE = 16;
+/** Points are drawn in cells of a 64 x 64 grid over the world, each from its own centre. */
+const CELLS = 64;
 
 /**
  * A MapLibre custom layer drawing every point of a FeatureCollection of points. Positions
- * are kept as offsets from the collection's centre in Web Mercator units (float32 holds a
- * city's offsets to well under a pixel at any zoom; whole-world coordinates would not), and
- * the centre goes into the matrix, which is multiplied in float64.
+ * are kept as float32 offsets in Web Mercator units from the centre of their cell of a 64 x
+ * 64 grid over the world, and each cell is drawn with its centre put into the matrix, which
+ * is multiplied in float64: a float32 offset of at most 1/128 of the world is within a
+ * quarter of a pixel of the point at zoom 20 (whole-world coordinates would be off by
+ * hundreds). The points are kept in cell order, each cell in feature order.
  */
 export class PointLayer {
   constructor(id, collection, style) {
@@ -81,37 +88,49 @@ export class PointLayer {
     const x = new Float64Array(count);
     const y = new Float64Array(count);
     const owner = new Int32Array(count);
+    const cell = new Int32Array(count);
+    const sizes = new Int32Array(CELLS * CELLS + 1);
     let i = 0;
     for (let index = 0; index < features.length; index++) {
       const g = features[index].geometry;
       for (const [lon, lat] of g.type === "Point" ? [g.coordinates] : g.coordinates) {
         x[i] = (180 + lon) / 360;
         y[i] = mercatorY(lat);
-        owner[i++] = index;
+        owner[i] = index;
+        cell[i] = gridCell(y[i]) * CELLS + gridCell(x[i]);
+        sizes[cell[i] + 1]++;
+        i++;
       }
     }
-    let [minX, minY, maxX, maxY] = [Infinity, Infinity, -Infinity, -Infinity];
-    for (let k = 0; k < count; k++) {
-      if (x[k] < minX) minX = x[k];
-      if (x[k] > maxX) maxX = x[k];
-      if (y[k] < minY) minY = y[k];
-      if (y[k] > maxY) maxY = y[k];
+    // A counting sort by cell keeps each cell's points in feature order.
+    for (let c = 0; c < CELLS * CELLS; c++) sizes[c + 1] += sizes[c];
+    const next = sizes.slice(0, CELLS * CELLS);
+    const order = new Int32Array(count);
+    for (let k = 0; k < count; k++) order[next[cell[k]]++] = k;
+    this.x = Float64Array.from(order, (k) => x[k]);
+    this.y = Float64Array.from(order, (k) => y[k]);
+    this.owner = Int32Array.from(order, (k) => owner[k]);
+    this.cells = [];
+    for (let c = 0; c < CELLS * CELLS; c++) {
+      if (sizes[c + 1] === sizes[c]) continue;
+      const row = Math.floor(c / CELLS);
+      const column = c % CELLS;
+      this.cells.push({ first: sizes[c], count: sizes[c + 1] - sizes[c], centre: [(column + 0.5) / CELLS, (row + 0.5) / CELLS] });
     }
-    this.centre = count ? [(minX + maxX) / 2, (minY + maxY) / 2] : [0.5, 0.5];
     this.features = features;
-    this.x = x;
-    this.y = y;
-    this.owner = owner;
     this.count = count;
     this.bytes = new ArrayBuffer(count * STRIDE);
     const offsets = new Float32Array(this.bytes);
-    for (let k = 0; k < count; k++) {
-      offsets[k * 4] = x[k] - this.centre[0];
-      offsets[k * 4 + 1] = y[k] - this.centre[1];
+    for (const { first, count: n, centre } of this.cells) {
+      for (let k = first; k < first + n; k++) {
+        offsets[k * 4] = this.x[k] - centre[0];
+        offsets[k * 4 + 1] = this.y[k] - centre[1];
+      }
     }
     this.styled = null; // the style the buffer's colours and sizes were written for
     this.dirty = true;
     this.drawn = false; // whether a frame has drawn these points (the benchmark waits for it)
+    this.drawnWith = null; // the matrix and world copies of the last frame, which clicks use
   }
 
   /** Draw with `style` (the server's, see styles.js): colours and sizes are written again
@@ -141,7 +160,7 @@ export class PointLayer {
     this.program = program(gl, VERTEX, FRAGMENT);
     this.buffer = gl.createBuffer();
     this.locations = {};
-    for (const name of ["u_matrix", "u_radius", "u_stroke", "u_pixel_ratio", "u_opacity", "u_stroke_color"]) {
+    for (const name of ["u_matrix", "u_centre_w", "u_radius", "u_stroke", "u_pixel_ratio", "u_opacity", "u_stroke_color"]) {
       this.locations[name] = gl.getUniformLocation(this.program, name);
     }
     for (const name of ["a_offset", "a_color", "a_radius"]) this.locations[name] = gl.getAttribLocation(this.program, name);
@@ -180,43 +199,68 @@ export class PointLayer {
     gl.blendFunc(gl.ONE, gl.ONE_MINUS_SRC_ALPHA);
     gl.disable(gl.DEPTH_TEST);
     gl.disable(gl.STENCIL_TEST);
-    const matrix = options.defaultProjectionData.mainMatrix;
+    const matrix = Float64Array.from(options.defaultProjectionData.mainMatrix);
+    const wraps = wrapsInView(this.map);
+    const centreW = clipW(matrix, this.map.getCenter());
+    gl.uniform1f(at.u_centre_w, centreW);
     // A copy of the world either side is drawn where the view shows one (as MapLibre does).
-    for (const wrap of wrapsInView(this.map)) {
-      gl.uniformMatrix4fv(at.u_matrix, false, translated(matrix, this.centre[0] + wrap, this.centre[1]));
-      gl.drawArrays(gl.POINTS, 0, this.count);
+    for (const wrap of wraps) {
+      for (const { first, count, centre } of this.cells) {
+        gl.uniformMatrix4fv(at.u_matrix, false, translated(matrix, centre[0] + wrap, centre[1]));
+        gl.drawArrays(gl.POINTS, first, count);
+      }
     }
     this.drawn = true;
+    this.drawnWith = { matrix, wraps, centreW };
     gl.disableVertexAttribArray(at.a_offset);
     gl.disableVertexAttribArray(at.a_color);
     gl.disableVertexAttribArray(at.a_radius);
   }
 
-  /** The index of the feature drawn under `point` (pixels in the map), or -1: the nearest
-   * point whose circle (and ring) covers it, found by looking at every point, which takes
-   * about a millisecond for 100,000. */
+  /** The index of the feature drawn under `point` (CSS pixels in the map), or -1: the
+   * nearest point whose circle (and ring) covers it in the last frame drawn, each point put
+   * on the screen with that frame's matrix (so a tilted map and the world's copies are as
+   * drawn). Looking at every point takes a few milliseconds for 100,000. */
   pick(point) {
-    if (!this.visible || clampOpacity(this.style.opacity) === 0 || !this.count) return -1;
-    const worldSize = 512 * 2 ** this.map.getZoom();
+    if (!this.visible || clampOpacity(this.style.opacity) === 0 || !this.count || !this.drawnWith) return -1;
+    const { matrix: m, wraps, centreW } = this.drawnWith;
+    const canvas = this.map.getCanvas();
+    const width = canvas.clientWidth;
+    const height = canvas.clientHeight;
     const fixed = Number.isFinite(this.style.radius) ? this.style.radius : circleRadiusAt(this.map.getZoom());
     const floats = new Float32Array(this.bytes);
-    const at = this.map.unproject(point);
-    const cx = (180 + at.lng) / 360;
-    const cy = mercatorY(at.lat);
     let best = -1;
     let bestDistance = Infinity;
-    for (let k = 0; k < this.count; k++) {
-      const radius = (this.sized ? floats[k * 4 + 3] : fixed) + 1.5;
-      const dx = (this.x[k] - cx) * worldSize;
-      const dy = (this.y[k] - cy) * worldSize;
-      const distance = dx * dx + dy * dy;
-      if (distance <= radius * radius && distance < bestDistance) {
-        best = k;
-        bestDistance = distance;
+    for (const wrap of wraps) {
+      for (let k = 0; k < this.count; k++) {
+        const px = this.x[k] + wrap;
+        const py = this.y[k];
+        const w = m[3] * px + m[7] * py + m[15];
+        if (!(w > 0)) continue;
+        const sx = ((m[0] * px + m[4] * py + m[12]) / w + 1) * 0.5 * width;
+        const sy = (1 - (m[1] * px + m[5] * py + m[13]) / w) * 0.5 * height;
+        const radius = ((this.sized ? floats[k * 4 + 3] : fixed) + 1.5) * (centreW / w);
+        const distance = (sx - point.x) ** 2 + (sy - point.y) ** 2;
+        if (distance <= radius * radius && distance < bestDistance) {
+          best = k;
+          bestDistance = distance;
+        }
       }
     }
     return best < 0 ? -1 : this.owner[best];
   }
+}
+
+/** The cell of the 64-cell grid over [0, 1] that a Web Mercator coordinate is in. */
+function gridCell(value) {
+  return Math.min(CELLS - 1, Math.max(0, Math.floor(value * CELLS)));
+}
+
+/** The clip-space w of the map's centre under `matrix` (what sizes are relative to). */
+function clipW(matrix, centre) {
+  const x = (180 + centre.lng) / 360;
+  const y = mercatorY(centre.lat);
+  return matrix[3] * x + matrix[7] * y + matrix[15];
 }
 
 /** Web Mercator's y (0 at the top, 1 at the bottom) of a latitude, clamped as MapLibre's. */

@@ -78,7 +78,7 @@ export function colourTable(style) {
   if (by.kind === "graduated") {
     const steps = classes.map((c, i) => [i === 0 ? -Infinity : c.low, bytesOf(colour(c.color, base))]);
     return (properties) => {
-      const value = properties[property];
+      const value = propertyOf(properties, property);
       if (typeof value !== "number") return other;
       let found = steps[0][1];
       for (const [low, bytes] of steps) if (value >= low) found = bytes;
@@ -87,7 +87,7 @@ export function colourTable(style) {
   }
   const byText = new Map();
   for (const c of classes) if (!byText.has(String(c.value))) byText.set(String(c.value), bytesOf(colour(c.color, base)));
-  return (properties) => byText.get(asText(properties[property])) ?? other;
+  return (properties) => byText.get(asText(propertyOf(properties, property))) ?? other;
 }
 
 /** A feature's size in pixels by `size_by` as a function of its properties, or null when
@@ -98,10 +98,18 @@ export function sizeTable(style) {
   if (!(by.high > by.low)) return () => by.smallest;
   const span = by.high - by.low;
   return (properties) => {
-    const value = asNumber(properties[by.property], by.low);
+    const value = asNumber(propertyOf(properties, by.property), by.low);
     const t = Math.min(1, Math.max(0, (value - by.low) / span));
     return by.smallest + t * (by.largest - by.smallest);
   };
+}
+
+/** A feature's property as MapLibre's `get` reads it: null when it has none, and a name its
+ * object inherits ("constructor") read as the inherited value, as MapLibre does (the parity
+ * test in tests/e2e/test_web_points.py checks both). */
+export function propertyOf(properties, name) {
+  const value = properties?.[name];
+  return value === undefined ? null : value;
 }
 
 /** MapLibre's `to-string` of a property value: "" for none, JSON for objects. */
@@ -111,12 +119,11 @@ function asText(value) {
   return String(value);
 }
 
-/** MapLibre's `to-number` of a property value, `fallback` when text is not a number. */
+/** MapLibre's `to-number` of a property value: JavaScript's Number of it (0 for none, for
+ * "" and for false; 5 for [5]), `fallback` where that is not a number. */
 function asNumber(value, fallback) {
-  if (value === null || value === undefined || value === false) return 0;
-  if (value === true) return 1;
-  if (typeof value === "number") return value;
-  const number = typeof value === "string" && value.trim() !== "" ? Number(value) : NaN;
+  if (value === null || value === undefined) return 0;
+  const number = Number(value);
   return Number.isNaN(number) ? fallback : number;
 }
 

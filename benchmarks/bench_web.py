@@ -19,7 +19,8 @@ to the end of the stream.
 Then, for the attribute table (issue 18), a chat holding a 100,000-point upload
 (``tests/e2e/layers.py``) is opened in a fresh context per run, measuring: the layer drawn
 (from its GeoJSON parsed on the page, or the map loaded if that is later, to the first map
-``idle`` with its source drawn); the layer hidden, and
+``idle`` with it drawn: its source loaded, or, drawn by the page's own point layer
+(``static/app/points.js``), its points drawn in a frame); the layer hidden, and
 shown again (``window.geomint.setDisplay`` to ``idle``); its table opened (the click on
 "Table" to the next painted frame), scrolled to its last row, and sorted by its text
 column (each to the next painted frame). Last, a chat of 50 turns (the demo's questions

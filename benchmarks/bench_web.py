@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any
 import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from tests.e2e.layers import point_grid
+from tests.e2e.layers import upload_point_grid
 from tests.e2e.web_server import BROWSER_ARGS, CHROMIUM, running_server
 
 if TYPE_CHECKING:
@@ -350,16 +350,8 @@ def stream_runs(url: str, runs: int) -> dict[str, list[float]]:
 def big_layer_runs(browser: Browser, url: str, runs: int) -> dict[str, list[float]]:
     """A 100,000-point layer drawn, hidden, shown, and its attribute table used."""
     chat_id = f"bench-big-{secrets.token_hex(4)}"
-    with httpx.Client(base_url=url, timeout=300) as client:
-        client.post(f"/api/chats/{chat_id}").raise_for_status()
-        start = time.perf_counter()
-        added = client.post(
-            f"/api/chats/{chat_id}/uploads?name=grid.geojson",
-            content=point_grid(BIG_LAYER_POINTS),
-            headers={"content-type": "application/octet-stream"},
-        )
-        added.raise_for_status()
-    entry_id = added.json()["entry_id"]
+    start = time.perf_counter()
+    entry_id = upload_point_grid(url, chat_id, BIG_LAYER_POINTS)
     print(
         f"uploaded {BIG_LAYER_POINTS:,} points in {time.perf_counter() - start:.1f} s", flush=True
     )
@@ -413,15 +405,7 @@ def _map_change(change_id: str, diff: dict[str, Any]) -> dict[str, Any]:
 def mapcode_runs(browser: Browser, url: str, runs: int) -> dict[str, list[float]]:
     """A map change over 10,000 features applied in the page: the part to map idle."""
     chat_id = f"bench-mapcode-{secrets.token_hex(4)}"
-    with httpx.Client(base_url=url, timeout=300) as client:
-        client.post(f"/api/chats/{chat_id}").raise_for_status()
-        added = client.post(
-            f"/api/chats/{chat_id}/uploads?name=grid.geojson",
-            content=point_grid(MAPCODE_POINTS),
-            headers={"content-type": "application/octet-stream"},
-        )
-        added.raise_for_status()
-    entry_id = added.json()["entry_id"]
+    entry_id = upload_point_grid(url, chat_id, MAPCODE_POINTS)
     source = {"type": "geojson", "data": f"/api/chats/{chat_id}/entries/{entry_id}?version=1"}
     dots = _map_change("m1", {"added": {"sources": {"dots": source}, "layers": [
         {"id": "dots", "type": "circle", "source": "dots", "before": None,

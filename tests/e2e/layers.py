@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-__all__ = ["point_grid"]
+import httpx
+
+__all__ = ["point_grid", "upload_point_grid"]
 
 
 def point_grid(count: int) -> bytes:
@@ -25,3 +27,18 @@ def point_grid(count: int) -> bytes:
     ]
     collection = {"type": "FeatureCollection", "features": features}
     return json.dumps(collection, separators=(",", ":")).encode()
+
+
+def upload_point_grid(url: str, chat_id: str, count: int, *, timeout: float = 300) -> str:
+    """Store chat ``chat_id`` on the server at ``url`` with :func:`point_grid` of ``count``
+    points uploaded to it as ``grid.geojson``; return the entry's id."""
+    with httpx.Client(base_url=url, timeout=timeout) as client:
+        client.post(f"/api/chats/{chat_id}").raise_for_status()
+        added = client.post(
+            f"/api/chats/{chat_id}/uploads?name=grid.geojson",
+            content=point_grid(count),
+            headers={"content-type": "application/octet-stream"},
+        )
+        added.raise_for_status()
+    entry_id: str = added.json()["entry_id"]
+    return entry_id

@@ -13,10 +13,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 from playwright.sync_api import Page, expect
-from tests.e2e.layers import point_grid
+from tests.e2e.layers import upload_point_grid
 from tests.e2e.test_web_app import RUN_MS, open_chat
 
 if TYPE_CHECKING:
@@ -73,7 +72,7 @@ _LOSE_CONTEXT = """() => new Promise((resolve) => {
 
 
 def _grid_point(n: int) -> tuple[float, float]:
-    """Feature ``n`` of :func:`point_grid`'s grid, as ``[lon, lat]``."""
+    """Feature ``n`` of the grid (``tests/e2e/layers.py``), as ``[lon, lat]``."""
     return round(24.80 + n % 400 * 0.0007, 6), round(60.12 + n // 400 * 0.0003, 6)
 
 
@@ -88,15 +87,7 @@ def _near(pixel: list[int], rgb: list[int], tolerance: int = 4) -> bool:
 @pytest.fixture(scope="module")
 def many_points(server: str) -> Iterator[str]:
     """A chat holding the grid of :data:`COUNT` points as ``byod-1``."""
-    with httpx.Client(base_url=server, timeout=120) as client:
-        client.post(f"/api/chats/{CHAT}").raise_for_status()
-        added = client.post(
-            f"/api/chats/{CHAT}/uploads?name=grid.geojson",
-            content=point_grid(COUNT),
-            headers={"content-type": "application/octet-stream"},
-        )
-        added.raise_for_status()
-        assert added.json()["entry_id"] == "byod-1"
+    assert upload_point_grid(server, CHAT, COUNT, timeout=120) == "byod-1"
     yield CHAT
 
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-import httpx
 import pytest
 from playwright.sync_api import Locator, Page, expect
-from tests.e2e.layers import point_grid
+from tests.e2e.layers import point_grid, upload_point_grid
 from tests.e2e.test_web_app import RUN_MS, drop_file, health, open_chat, wait_sources
 
 if TYPE_CHECKING:
@@ -266,16 +265,9 @@ def test_the_close_button_closes_the_table(page: Page) -> None:
 
 
 def test_a_table_of_100000_points_draws_only_the_rows_in_view(page: Page, server: str) -> None:
-    data = point_grid(100_000)
-    assert len(data) < health(server)["max_upload_bytes"]
+    assert len(point_grid(100_000)) < health(server)["max_upload_bytes"]
     chat_id = "e2e-table-100k"
-    with httpx.Client(base_url=server, timeout=120) as client:
-        client.post(f"/api/chats/{chat_id}").raise_for_status()
-        client.post(
-            f"/api/chats/{chat_id}/uploads?name=grid.geojson",
-            content=data,
-            headers={"content-type": "application/octet-stream"},
-        ).raise_for_status()
+    upload_point_grid(server, chat_id, 100_000, timeout=120)
     open_chat(page, f"/chat/{chat_id}")
     # Drawn by the page's own point layer (points.js), whose data the table reads.
     page.wait_for_function(

@@ -165,7 +165,7 @@ async function openChat(chatId, { push = false } = {}) {
     entry.geojson || !entry.geojson_url ? entry : { ...entry, geojson: await liveMap.fetchGeojson(entry.geojson_url) }));
   if (ticket !== state.opening) return;
   // The camera goes where the chat leaves it before the basemap has loaded, so that its
-  // tiles are asked for once, for that view (set again below, where nothing then moves).
+  // tiles are asked for once, for that view.
   if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
   else liveMap.fitParts(fetched);
   await liveMap.loaded; // on the first open, the map's style may still be loading
@@ -173,8 +173,6 @@ async function openChat(chatId, { push = false } = {}) {
   for (const entry of fetched) await liveMap.setEntry(entry);
   await mapSettings.show({ style: thread.basemap, language: thread.language });
   if (ticket !== state.opening) return;
-  if (thread.lastView) liveMap.view(thread.lastView, { animate: false });
-  else liveMap.fitEntries();
   mapCode.redraw({ camera: true }); // the changes still applied, over the entries, in order
   examples.unfold(!parts.some((p) => p.type === "question" || p.type === "upload"));
   scrollDown();

@@ -115,24 +115,19 @@ export class LiveMap {
     const drawn = style || known?.style || { ...FALLBACK_STYLE, order: this.entries.size };
     const many = onlyPoints(geojson) && geojson.features.length >= MANY_POINTS;
     const source = this.map.getSource(id);
+    if (source) source.setData(geojson);
     let points = known?.points ?? null;
     if (points && many) points.setData(geojson);
-    if (source) source.setData(geojson);
-    if (points && !many) {
+    else if (points) {
       // A new version too small for points.js: MapLibre's layers draw it from now on.
-      this.map.removeLayer(points.id);
-      if (this.map.getLayer(`${id}-label`)) this.map.removeLayer(`${id}-label`);
+      this.standardLayers(entry_id, geojson);
       points = null;
-      if (!source) this.#addSource(id, geojson);
+    } else if (!source && many) {
+      points = new PointLayer(`${id}-points`, geojson, drawn);
+      this.map.style.addLayer(points, undefined, UNCHECKED);
+    } else if (!source) {
+      this.#addSource(id, geojson);
       this.#addLayers(id, kind, drawn);
-    } else if (!points && !source) {
-      if (many) {
-        points = new PointLayer(`${id}-points`, geojson, drawn);
-        this.map.style.addLayer(points, undefined, UNCHECKED);
-      } else {
-        this.#addSource(id, geojson);
-        this.#addLayers(id, kind, drawn);
-      }
     }
     // setDisplay's Map.setPaintProperty also marks the style changed, which Map.addSource and
     // Map.addLayer would have done: the new source and layers are drawn in the next frame.
@@ -158,10 +153,11 @@ export class LiveMap {
 
   /**
    * Draw an entry drawn by points.js with MapLibre's layers instead, over a source of its
-   * own (map code asked for the entry's source or layers, which it styles as MapLibre's).
+   * own (map code asked for the entry's source or layers, which it styles as MapLibre's, or
+   * a new version has too few points), its features `data` when it has no source yet.
    * Returns whether the entry is now drawn so.
    */
-  standardLayers(entry_id) {
+  standardLayers(entry_id, data = this.entries.get(entry_id)?.data) {
     const entry = this.entries.get(entry_id);
     if (!entry) return false;
     if (!entry.points) return true;
@@ -170,7 +166,7 @@ export class LiveMap {
     this.map.removeLayer(entry.points.id);
     entry.points = null;
     if (this.map.getLayer(`${id}-label`)) this.map.removeLayer(`${id}-label`);
-    if (!this.map.getSource(id)) this.#addSource(id, entry.data);
+    if (!this.map.getSource(id)) this.#addSource(id, data);
     this.#addLayers(id, entry.kind, entry.style, next);
     this.#applyStyle(entry_id);
     return true;
@@ -232,7 +228,7 @@ export class LiveMap {
     const legend = known?.version === version ? known?.raster?.legend ?? null : null;
     this.entries.set(entry_id, {
       entry_id, kind, label, version, sources, style: drawn, visible, count: null, geometry: "raster",
-      bbox: Array.isArray(bbox) && bbox.length === 4 ? bbox : boxOfCorners(corners),
+      bbox: rasterBox({ bbox, raster }),
       raster: { summary: raster.summary || {}, legend },
     });
     this.setDisplay(entry_id, visible, drawn);
@@ -356,21 +352,13 @@ export class LiveMap {
     }
   }
 
-  /** Fit every visible entry (after a reload with no stored camera move). */
-  fitEntries() {
-    let box = null;
-    for (const entry of this.entries.values()) box = grow(box, entry.bbox);
-    if (box) this.view({ bbox: box }, { animate: false });
-  }
-
-  /** Fit the entries of parts not drawn yet (a chat being opened), so that the basemap asks
-   * for its tiles once, for the view the chat ends up at, rather than for the view before. */
+  /** Fit the entries of a chat being opened, before they are drawn (after a reload with no
+   * stored camera move), so that the basemap asks for its tiles once, for the view the chat
+   * ends up at, rather than for the view before. */
   fitParts(parts) {
     let box = null;
     for (const part of parts) {
-      const corners = part.raster?.coordinates;
-      if (part.raster && Array.isArray(part.bbox) && part.bbox.length === 4) box = grow(box, part.bbox);
-      else if (part.raster && Array.isArray(corners) && corners.length === 4) box = grow(box, boxOfCorners(corners));
+      if (part.raster) box = grow(box, rasterBox(part));
       else if (part.geojson?.type === "FeatureCollection") box = bboxOf(part.geojson, box);
     }
     if (box) this.view({ bbox: box }, { animate: false });
@@ -508,20 +496,21 @@ export class LiveMap {
       this.onStyled(entry_id);
       return;
     }
-    if (entry?.points) {
-      entry.points.visible = entry.visible;
-      entry.points.setStyle(entry.style);
-      this.map.triggerRepaint();
-      this.#labelSource(entry_id);
-      if (this.map.getLayer(`${id}-label`)) this.#styleLabels(entry, id, paintOf(entry.visible ? entry.style : { ...entry.style, opacity: 0 }, entry.kind));
-      this.onStyled(entry_id);
-      return;
-    }
-    if (!entry || !this.map.getLayer(`${id}-fill`)) return;
+    if (!entry) return;
     // A hidden entry is drawn at opacity 0, which MapLibre skips drawing, rather than with
     // visibility "none": showing a layer again after that re-lays out every tile of its
     // source in the worker (1.2 s for 100,000 points here), a paint change does not.
     const paint = paintOf(entry.visible ? entry.style : { ...entry.style, opacity: 0 }, entry.kind);
+    if (entry.points) {
+      entry.points.visible = entry.visible;
+      entry.points.setStyle(entry.style);
+      this.map.triggerRepaint();
+      this.#labelSource(entry_id);
+      if (this.map.getLayer(`${id}-label`)) this.#styleLabels(entry, id, paint);
+      this.onStyled(entry_id);
+      return;
+    }
+    if (!this.map.getLayer(`${id}-fill`)) return;
     try {
       for (const [layer, props] of [["fill", paint.fill], ["line", paint.line], ["circle", paint.circle]]) {
         for (const [name, value] of Object.entries(props)) this.map.setPaintProperty(`${id}-${layer}`, name, value);
@@ -687,6 +676,14 @@ export function onlyPoints(collection) {
 function ownApiUrl(path) {
   if (typeof path !== "string" || !/^\/api\/(chats|new-chat)\//.test(path)) return null;
   return new URL(path, location.origin).href;
+}
+
+/** A raster part's [west, south, east, north]: its own bbox, else the one around its
+ * picture's corners; null when it has neither. */
+function rasterBox({ bbox, raster }) {
+  if (Array.isArray(bbox) && bbox.length === 4) return bbox;
+  const corners = raster?.coordinates;
+  return Array.isArray(corners) && corners.length === 4 ? boxOfCorners(corners) : null;
 }
 
 /** The [west, south, east, north] around an image's four [lon, lat] corners. */

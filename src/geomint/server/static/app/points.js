@@ -12,7 +12,8 @@
 // entry's own source, still go through MapLibre (map.js adds the source when they are
 // needed).
 
-import { FALLBACK_STYLE, circleRadiusAt, colourTable, sizeTable } from "./styles.js";
+import { MercatorCoordinate } from "/static/vendor/maplibre-gl/maplibre-gl.mjs";
+import { FALLBACK_STYLE, circleRadiusAt, colourTable, opacityOf, sizeTable } from "./styles.js";
 
 const VERTEX = `
 uniform mat4 u_matrix;
@@ -89,22 +90,21 @@ export class PointLayer {
     const y = new Float64Array(count);
     const owner = new Int32Array(count);
     const cell = new Int32Array(count);
-    const sizes = new Int32Array(CELLS * CELLS + 1);
+    const starts = new Int32Array(CELLS * CELLS + 1); // counts, then where each cell starts
     let i = 0;
     for (let index = 0; index < features.length; index++) {
       const g = features[index].geometry;
       for (const [lon, lat] of g.type === "Point" ? [g.coordinates] : g.coordinates) {
-        x[i] = (180 + lon) / 360;
-        y[i] = mercatorY(lat);
+        ({ x: x[i], y: y[i] } = mercator(lon, lat));
         owner[i] = index;
         cell[i] = gridCell(y[i]) * CELLS + gridCell(x[i]);
-        sizes[cell[i] + 1]++;
+        starts[cell[i] + 1]++;
         i++;
       }
     }
     // A counting sort by cell keeps each cell's points in feature order.
-    for (let c = 0; c < CELLS * CELLS; c++) sizes[c + 1] += sizes[c];
-    const next = sizes.slice(0, CELLS * CELLS);
+    for (let c = 0; c < CELLS * CELLS; c++) starts[c + 1] += starts[c];
+    const next = starts.slice(0, CELLS * CELLS);
     const order = new Int32Array(count);
     for (let k = 0; k < count; k++) order[next[cell[k]]++] = k;
     this.x = Float64Array.from(order, (k) => x[k]);
@@ -112,10 +112,10 @@ export class PointLayer {
     this.owner = Int32Array.from(order, (k) => owner[k]);
     this.cells = [];
     for (let c = 0; c < CELLS * CELLS; c++) {
-      if (sizes[c + 1] === sizes[c]) continue;
+      if (starts[c + 1] === starts[c]) continue;
       const row = Math.floor(c / CELLS);
       const column = c % CELLS;
-      this.cells.push({ first: sizes[c], count: sizes[c + 1] - sizes[c], centre: [(column + 0.5) / CELLS, (row + 0.5) / CELLS] });
+      this.cells.push({ first: starts[c], count: starts[c + 1] - starts[c], centre: [(column + 0.5) / CELLS, (row + 0.5) / CELLS] });
     }
     this.features = features;
     this.count = count;
@@ -173,7 +173,7 @@ export class PointLayer {
   }
 
   render(gl, options) {
-    const opacity = this.visible ? clampOpacity(this.style.opacity) : 0;
+    const opacity = this.visible ? opacityOf(this.style) : 0;
     if (opacity === 0 || !this.count) return;
     gl.useProgram(this.program);
     gl.bindBuffer(gl.ARRAY_BUFFER, this.buffer);
@@ -222,7 +222,7 @@ export class PointLayer {
    * on the screen with that frame's matrix (so a tilted map and the world's copies are as
    * drawn). Looking at every point takes a few milliseconds for 100,000. */
   pick(point) {
-    if (!this.visible || clampOpacity(this.style.opacity) === 0 || !this.count || !this.drawnWith) return -1;
+    if (!this.visible || opacityOf(this.style) === 0 || !this.count || !this.drawnWith) return -1;
     const { matrix: m, wraps, centreW } = this.drawnWith;
     const canvas = this.map.getCanvas();
     const width = canvas.clientWidth;
@@ -258,19 +258,14 @@ function gridCell(value) {
 
 /** The clip-space w of the map's centre under `matrix` (what sizes are relative to). */
 function clipW(matrix, centre) {
-  const x = (180 + centre.lng) / 360;
-  const y = mercatorY(centre.lat);
+  const { x, y } = mercator(centre.lng, centre.lat);
   return matrix[3] * x + matrix[7] * y + matrix[15];
 }
 
-/** Web Mercator's y (0 at the top, 1 at the bottom) of a latitude, clamped as MapLibre's. */
-function mercatorY(lat) {
-  const clamped = Math.max(-85.051129, Math.min(85.051129, lat));
-  return (180 - (180 / Math.PI) * Math.log(Math.tan(Math.PI / 4 + (clamped * Math.PI) / 360))) / 360;
-}
-
-function clampOpacity(value) {
-  return Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 1;
+/** A position in Web Mercator's [0, 1] square (MapLibre's), its latitude held to what the
+ * projection can show (MapLibre's own is infinite at the poles). */
+function mercator(lon, lat) {
+  return MercatorCoordinate.fromLngLat([lon, Math.max(-85.051129, Math.min(85.051129, lat))]);
 }
 
 /** `matrix` (column-major 4x4) times a translation by (x, y, 0), in float64, as float32. */

@@ -144,10 +144,16 @@ function rgbaBytes() {
   };
 }
 
+/** A style's opacity, from 0 to 1 (1 when it sets none). */
+export function opacityOf(style) {
+  const value = style?.opacity;
+  return Number.isFinite(value) ? Math.min(1, Math.max(0, value)) : 1;
+}
+
 /** Paint properties of each of an entry's layers (fill, line, circle, label). */
 export function paintOf(style, kind) {
   const s = style || FALLBACK_STYLE;
-  const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
+  const opacity = opacityOf(s);
   const color = colourOf(s);
   // Hidden and shown at once: MapLibre fades a paint change over 300 ms by default, and a
   // person who unticks a layer expects it gone (the map is idle again one frame later).
@@ -230,8 +236,7 @@ const HEX = /^#[0-9a-f]{6}$/i;
 
 /** Paint of a raster entry's layer: its opacity (0 when hidden), cells drawn sharp. */
 export function rasterPaintOf(style, visible = true) {
-  const s = style || FALLBACK_STYLE;
-  const opacity = Number.isFinite(s.opacity) ? Math.min(1, Math.max(0, s.opacity)) : 1;
+  const opacity = opacityOf(style);
   return {
     "raster-opacity": visible ? opacity : 0,
     "raster-opacity-transition": { duration: 0, delay: 0 },

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geomint._commands._options import AgentMode, StoreUrl
+from geomint._commands._options import AgentMode, ApproveEffects, StoreUrl
 from geomint.errors import UsageError
 
 __all__ = ["mcp"]
@@ -34,14 +34,7 @@ def mcp(
     ] = None,
     store: StoreUrl = None,
     mode: AgentMode = "auto",
-    approve: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--approve",
-            help="An effect (or tool) that needs the person's approval, asked through the "
-            "client (repeatable): runs_code, code_entry, fetched_entry, display, network.",
-        ),
-    ] = None,
+    approve: ApproveEffects = None,
 ) -> None:
     """Serve geomint's tools, chats and prompts to an MCP client.
 

@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from geomint._commands._options import AgentMode, StoreUrl
+from geomint._commands._options import AgentMode, ApproveEffects, StoreUrl
 from geomint.errors import UsageError
 
 __all__ = ["serve"]
@@ -25,15 +25,7 @@ def serve(
     port: Annotated[int, typer.Option("--port", help="Port to listen on.")] = 8000,
     store: StoreUrl = None,
     mode: AgentMode = "auto",
-    approve: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--approve",
-            help="An effect that needs the person's approval wherever it happens "
-            "(repeatable): runs_code, code_entry, fetched_entry, display, network; or a "
-            "tool name for its effects. E.g. --approve code_entry.",
-        ),
-    ] = None,
+    approve: ApproveEffects = None,
     turns_per_minute: Annotated[
         float,
         typer.Option("--turns-per-minute", help="Chat turns and uploads per client a minute."),

@@ -619,15 +619,7 @@ class MapAgent:
         )
         surface = self._surface(classification)
         run.tools = frozenset(surface.all_entries())
-        turn = TurnTools(
-            context=context,
-            budget=self.settings.digest_chars,
-            on_tool_execute=self.on_tool_execute,
-            approve=approve,
-            policy=self.approval_policy,
-            before_call=run.flush_text,
-            surface=surface,
-        )
+        turn = self._turn_tools(context, approve, before_call=run.flush_text, surface=surface)
         scopes = classification.scopes if classification else {}
         agent: Agent[None, str] = Agent(
             self.model,
@@ -791,13 +783,7 @@ class MapAgent:
             except NoSuchChatError:
                 before = self.chats.create(chat_id)
             context = self.context(chat_id, run_id)
-            turn = TurnTools(
-                context=context,
-                budget=self.settings.digest_chars,
-                on_tool_execute=self.on_tool_execute,
-                approve=approve,
-                policy=self.approval_policy,
-            )
+            turn = self._turn_tools(context, approve)
             text = await run_tool_call(
                 name, self._with_coverage(entry), turn, None, call_id, dict(arguments)
             )
@@ -851,6 +837,26 @@ class MapAgent:
                 max_requests=(self.turn_budget or {}).get("max_requests"),
             ),
             **options,
+        )
+
+    def _turn_tools(
+        self,
+        context: ToolContext,
+        approve: Approve | None,
+        *,
+        before_call: Callable[[], None] | None = None,
+        surface: ToolSurface | None = None,
+    ) -> TurnTools:
+        """How one turn's (or one direct call's) tools run: this agent's result budget,
+        hook and approval policy, with `approve` asking the person."""
+        return TurnTools(
+            context=context,
+            budget=self.settings.digest_chars,
+            on_tool_execute=self.on_tool_execute,
+            approve=approve,
+            policy=self.approval_policy,
+            before_call=before_call,
+            surface=surface,
         )
 
     def open_chat(self, chat_id: str | None) -> str:
